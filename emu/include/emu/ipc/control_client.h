@@ -1,0 +1,50 @@
+// The client end of a control session: blocking request/reply calls, no exceptions, so that
+// both libibverbs (inside any app) and the rdmaemu tool can use it.
+#pragma once
+
+#include "emu/ipc/protocol.h"
+
+#include <cstring>
+#include <mutex>
+#include <string>
+
+namespace emu::ipc {
+
+class ControlClient {
+  public:
+    ControlClient() = default;
+    ControlClient(const ControlClient&) = delete;
+    ControlClient& operator=(const ControlClient&) = delete;
+    ~ControlClient();
+
+    // Connects to the daemon's socket. Returns 0 or a positive errno.
+    int connect(const std::string& path);
+    int fd() const { return fd_; }
+    void close();
+
+    // One request/reply. Returns the verb's result: 0 or a positive errno (a broken session
+    // reports EIO). `passed_fd`, when given, receives a descriptor sent with the reply or -1.
+    template <Op op>
+    int call(const typename Types<op>::Req& req, typename Types<op>::Reply& reply,
+             int* passed_fd = nullptr) {
+        return call_raw(op, &req, body_size<typename Types<op>::Req>(), &reply,
+                        body_size<typename Types<op>::Reply>(), nullptr, passed_fd);
+    }
+    template <Op op> int call(const typename Types<op>::Req& req) {
+        typename Types<op>::Reply reply{};
+        return call<op>(req, reply);
+    }
+
+    // A request whose reply body is text of any length (Status).
+    int call_text(Op op, std::string& text);
+
+  private:
+    int call_raw(Op op, const void* req, size_t req_len, void* reply, size_t reply_len,
+                 std::string* text, int* passed_fd);
+
+    int fd_ = -1;
+    uint32_t seq_ = 0;
+    std::mutex mutex_; // one call at a time: apps may call verbs from many threads
+};
+
+} // namespace emu::ipc

@@ -1,0 +1,297 @@
+// The control protocol between libibverbs (verbs_api) and nicsimd: one fixed-layout request and
+// one reply per setup verb on a SOCK_SEQPACKET unix socket, in the spirit of the kernel's uverbs
+// ABI. File descriptors (event channels) travel with the reply as SCM_RIGHTS.
+//
+// Every request is a Header followed by exactly the op's request struct; every reply is a
+// ReplyHeader followed by the op's reply struct (Status replies carry text of any length).
+// The daemon treats every byte from a client as untrusted: a message with a wrong magic,
+// version, op or length ends that session.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace emu::ipc {
+
+inline constexpr uint32_t kMagic = 0x554d4552; // "REMU" on the wire
+inline constexpr uint16_t kVersion = 1;
+// Largest request the daemon accepts and largest reply a client reads.
+inline constexpr size_t kMaxRequest = 1024;
+inline constexpr size_t kMaxReply = 256 * 1024;
+inline constexpr size_t kDevNameLen = 64;
+
+enum class Op : uint16_t {
+    Hello = 1,
+    QueryDevice,
+    QueryPort,
+    QueryGid,
+    QueryPkey,
+    AllocPd,
+    DeallocPd,
+    RegMr,
+    ReregMr,
+    DeregMr,
+    CreateCompChannel,
+    DestroyCompChannel,
+    CreateCq,
+    ResizeCq,
+    DestroyCq,
+    CreateQp,
+    ModifyQp,
+    QueryQp,
+    DestroyQp,
+    CreateSrq,
+    ModifySrq,
+    QuerySrq,
+    DestroySrq,
+    CreateAh,
+    DestroyAh,
+    Status,
+    Count, // not an op: one past the last
+};
+
+const char* op_name(Op op);
+
+struct Header {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t op;
+    uint32_t length; // of the whole message, header included
+    uint32_t seq;    // echoed in the reply
+};
+static_assert(sizeof(Header) == 16);
+
+struct ReplyHeader {
+    Header hdr;
+    int32_t err; // 0 or a positive errno, as the verb returns it
+    uint32_t reserved;
+};
+static_assert(sizeof(ReplyHeader) == 24);
+
+struct Empty {};
+
+// Hello opens a session. kHelloContext makes it a device context (ibv_open_device): the reply
+// then carries the async-event socket as SCM_RIGHTS. Without it the session is a probe
+// (device list, rdmaemu status).
+inline constexpr uint32_t kHelloContext = 1;
+struct HelloReq {
+    uint32_t flags;
+    uint32_t reserved;
+};
+struct HelloReply {
+    char dev_name[kDevNameLen];
+    uint64_t node_guid; // network byte order, as ibv_get_device_guid returns it
+    uint32_t session_id;
+    uint32_t node_type; // enum ibv_node_type
+    uint32_t transport_type;
+    uint32_t reserved;
+};
+
+struct QueryDeviceReply {
+    ibv_device_attr attr;
+};
+
+struct QueryPortReq {
+    uint32_t port;
+};
+struct QueryPortReply {
+    ibv_port_attr attr;
+};
+
+struct QueryGidReq {
+    uint32_t port;
+    uint32_t index;
+};
+struct QueryGidReply {
+    uint8_t gid[16];
+    uint32_t gid_type; // enum ibv_gid_type (IBV_GID_TYPE_ROCE_V2)
+    uint32_t valid;    // 0 for an empty table entry
+};
+
+struct QueryPkeyReq {
+    uint32_t port;
+    uint32_t index;
+};
+struct QueryPkeyReply {
+    uint16_t pkey; // network byte order
+    uint16_t reserved[3];
+};
+
+struct HandleReq {
+    uint32_t handle;
+    uint32_t reserved;
+};
+struct HandleReply {
+    uint32_t handle;
+    uint32_t reserved;
+};
+
+struct RegMrReq {
+    uint32_t pd;
+    uint32_t access; // enum ibv_access_flags
+    uint64_t addr;
+    uint64_t length;
+    uint64_t iova;
+};
+struct RegMrReply {
+    uint32_t handle;
+    uint32_t lkey;
+    uint32_t rkey;
+    uint32_t reserved;
+};
+
+struct ReregMrReq {
+    uint32_t mr;
+    uint32_t flags; // enum ibv_rereg_mr_flags
+    uint32_t pd;
+    uint32_t access;
+    uint64_t addr;
+    uint64_t length;
+    uint64_t iova;
+};
+struct ReregMrReply {
+    uint32_t lkey;
+    uint32_t rkey;
+};
+
+struct CreateCqReq {
+    int32_t cqe;
+    uint32_t channel; // 0: none
+    int32_t comp_vector;
+    uint32_t reserved;
+};
+struct CreateCqReply {
+    uint32_t handle;
+    uint32_t cqe; // actual size, at least the requested one
+};
+
+struct ResizeCqReq {
+    uint32_t cq;
+    int32_t cqe;
+};
+struct ResizeCqReply {
+    uint32_t cqe;
+    uint32_t reserved;
+};
+
+struct CreateQpReq {
+    uint32_t pd;
+    uint32_t send_cq;
+    uint32_t recv_cq;
+    uint32_t srq; // 0: none
+    uint32_t qp_type; // enum ibv_qp_type
+    uint32_t sq_sig_all;
+    ibv_qp_cap cap;
+};
+struct CreateQpReply {
+    uint32_t handle;
+    uint32_t qpn;
+    ibv_qp_cap cap; // actual capabilities
+};
+
+struct ModifyQpReq {
+    uint32_t qp;
+    uint32_t mask; // enum ibv_qp_attr_mask
+    ibv_qp_attr attr;
+};
+
+struct QueryQpReq {
+    uint32_t qp;
+    uint32_t mask;
+};
+struct QueryQpReply {
+    ibv_qp_attr attr;
+    ibv_qp_cap cap;
+    uint32_t qp_type;
+    uint32_t sq_sig_all;
+};
+
+struct CreateSrqReq {
+    uint32_t pd;
+    uint32_t reserved;
+    ibv_srq_attr attr;
+};
+struct CreateSrqReply {
+    uint32_t handle;
+    uint32_t reserved;
+    ibv_srq_attr attr; // actual sizes
+};
+
+struct ModifySrqReq {
+    uint32_t srq;
+    uint32_t mask; // enum ibv_srq_attr_mask
+    ibv_srq_attr attr;
+};
+
+struct QuerySrqReply {
+    ibv_srq_attr attr;
+};
+
+struct CreateAhReq {
+    uint32_t pd;
+    uint32_t reserved;
+    ibv_ah_attr attr;
+};
+
+// Async events (ibv_get_async_event) arrive on the context's async socket, one record per
+// datagram. `handle` names the QP, CQ or SRQ, or is the port number for port events.
+struct AsyncEventRecord {
+    uint32_t event_type; // enum ibv_event_type
+    uint32_t handle;
+};
+
+// Completion events (ibv_get_cq_event) arrive on the channel's socket, one record per datagram.
+struct CompEventRecord {
+    uint32_t cq;
+    uint32_t reserved;
+};
+
+// The request and reply struct of each op.
+template <Op> struct Types;
+#define EMU_IPC_OP(op_, req_, reply_)                                                              \
+    template <> struct Types<Op::op_> {                                                            \
+        using Req = req_;                                                                          \
+        using Reply = reply_;                                                                      \
+    };
+EMU_IPC_OP(Hello, HelloReq, HelloReply)
+EMU_IPC_OP(QueryDevice, Empty, QueryDeviceReply)
+EMU_IPC_OP(QueryPort, QueryPortReq, QueryPortReply)
+EMU_IPC_OP(QueryGid, QueryGidReq, QueryGidReply)
+EMU_IPC_OP(QueryPkey, QueryPkeyReq, QueryPkeyReply)
+EMU_IPC_OP(AllocPd, Empty, HandleReply)
+EMU_IPC_OP(DeallocPd, HandleReq, Empty)
+EMU_IPC_OP(RegMr, RegMrReq, RegMrReply)
+EMU_IPC_OP(ReregMr, ReregMrReq, ReregMrReply)
+EMU_IPC_OP(DeregMr, HandleReq, Empty)
+EMU_IPC_OP(CreateCompChannel, Empty, HandleReply)
+EMU_IPC_OP(DestroyCompChannel, HandleReq, Empty)
+EMU_IPC_OP(CreateCq, CreateCqReq, CreateCqReply)
+EMU_IPC_OP(ResizeCq, ResizeCqReq, ResizeCqReply)
+EMU_IPC_OP(DestroyCq, HandleReq, Empty)
+EMU_IPC_OP(CreateQp, CreateQpReq, CreateQpReply)
+EMU_IPC_OP(ModifyQp, ModifyQpReq, Empty)
+EMU_IPC_OP(QueryQp, QueryQpReq, QueryQpReply)
+EMU_IPC_OP(DestroyQp, HandleReq, Empty)
+EMU_IPC_OP(CreateSrq, CreateSrqReq, CreateSrqReply)
+EMU_IPC_OP(ModifySrq, ModifySrqReq, Empty)
+EMU_IPC_OP(QuerySrq, HandleReq, QuerySrqReply)
+EMU_IPC_OP(DestroySrq, HandleReq, Empty)
+EMU_IPC_OP(CreateAh, CreateAhReq, HandleReply)
+EMU_IPC_OP(DestroyAh, HandleReq, Empty)
+EMU_IPC_OP(Status, Empty, Empty) // the reply body is JSON text
+#undef EMU_IPC_OP
+
+// Size of an op's request body as it travels (Empty travels as zero bytes).
+template <typename T> constexpr size_t body_size() {
+    if constexpr (sizeof(T) == 1 && __is_empty(T))
+        return 0;
+    else
+        return sizeof(T);
+}
+
+// The exact length a request of `op` must have, or 0 when `op` is unknown.
+size_t request_length(uint16_t op);
+
+} // namespace emu::ipc

@@ -1,0 +1,82 @@
+#include "emu/ipc/control_client.h"
+
+#include "emu/ipc/socket_io.h"
+
+#include <cerrno>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <vector>
+
+namespace emu::ipc {
+
+ControlClient::~ControlClient() { close(); }
+
+void ControlClient::close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+}
+
+int ControlClient::connect(const std::string& path) {
+    close();
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path.size() >= sizeof addr.sun_path) return ENAMETOOLONG;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) return errno;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0) {
+        int err = errno;
+        ::close(fd);
+        return err;
+    }
+    fd_ = fd;
+    return 0;
+}
+
+int ControlClient::call_text(Op op, std::string& text) {
+    return call_raw(op, nullptr, 0, nullptr, 0, &text, nullptr);
+}
+
+int ControlClient::call_raw(Op op, const void* req, size_t req_len, void* reply, size_t reply_len,
+                            std::string* text, int* passed_fd) {
+    if (passed_fd) *passed_fd = -1;
+    std::lock_guard lock(mutex_);
+    if (fd_ < 0) return EIO;
+    char out[kMaxRequest];
+    Header h{kMagic, kVersion, static_cast<uint16_t>(op),
+             static_cast<uint32_t>(sizeof(Header) + req_len), ++seq_};
+    std::memcpy(out, &h, sizeof h);
+    if (req_len) std::memcpy(out + sizeof h, req, req_len);
+    if (send_message(fd_, out, h.length) != 0) return EIO;
+
+    std::vector<char> in(text ? kMaxReply : sizeof(ReplyHeader) + reply_len);
+    int fd = -1;
+    ssize_t n = recv_message(fd_, in.data(), in.size(), &fd);
+    if (n < static_cast<ssize_t>(sizeof(ReplyHeader))) {
+        if (fd >= 0) ::close(fd);
+        return EIO;
+    }
+    ReplyHeader rh;
+    std::memcpy(&rh, in.data(), sizeof rh);
+    if (rh.hdr.magic != kMagic || rh.hdr.seq != h.seq || rh.hdr.op != h.op ||
+        rh.hdr.length != static_cast<uint32_t>(n)) {
+        if (fd >= 0) ::close(fd);
+        return EIO;
+    }
+    if (passed_fd)
+        *passed_fd = fd;
+    else if (fd >= 0)
+        ::close(fd);
+    if (rh.err != 0) return rh.err;
+    size_t body = static_cast<size_t>(n) - sizeof rh;
+    if (text) {
+        text->assign(in.data() + sizeof rh, body);
+    } else {
+        if (body != reply_len) return EIO;
+        if (reply_len) std::memcpy(reply, in.data() + sizeof rh, reply_len);
+    }
+    return 0;
+}
+
+} // namespace emu::ipc

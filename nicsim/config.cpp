@@ -1,0 +1,80 @@
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <cstdio>
+#include <cstring>
+
+namespace nicsim {
+namespace {
+
+void usage(const char* why) {
+    std::fprintf(stderr,
+                 "nicsimd: %s\n"
+                 "usage: nicsimd --address A.B.C.D --socket PATH --log-file PATH\n"
+                 "               [--name emu0] [--log-level trace|debug|info|warn|error]\n"
+                 "               [--mtu 256|512|1024|2048|4096]\n"
+                 "Usually started by `rdmaemu up`.\n",
+                 why);
+}
+
+bool valid_mtu(int mtu) {
+    return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
+}
+
+bool valid_level(const std::string& l) {
+    return l == "trace" || l == "debug" || l == "info" || l == "warn" || l == "error";
+}
+
+} // namespace
+
+std::optional<Config> parse_args(int argc, char** argv) {
+    Config c;
+    bool have_address = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string opt = argv[i];
+        if (i + 1 >= argc) {
+            usage(("missing value for " + opt).c_str());
+            return std::nullopt;
+        }
+        std::string value = argv[++i];
+        if (opt == "--name") {
+            if (value.empty() || value.size() >= 64) {
+                usage("--name must be 1..63 characters");
+                return std::nullopt;
+            }
+            c.device_name = value;
+        } else if (opt == "--address") {
+            if (inet_pton(AF_INET, value.c_str(), &c.address) != 1) {
+                usage(("not an IPv4 address: " + value).c_str());
+                return std::nullopt;
+            }
+            have_address = true;
+        } else if (opt == "--socket") {
+            c.socket_path = value;
+        } else if (opt == "--log-file") {
+            c.log_file = value;
+        } else if (opt == "--log-level") {
+            if (!valid_level(value)) {
+                usage(("unknown log level " + value).c_str());
+                return std::nullopt;
+            }
+            c.log_level = value;
+        } else if (opt == "--mtu") {
+            c.mtu = std::atoi(value.c_str());
+            if (!valid_mtu(c.mtu)) {
+                usage(("MTU must be 256, 512, 1024, 2048 or 4096, not " + value).c_str());
+                return std::nullopt;
+            }
+        } else {
+            usage(("unknown option " + opt).c_str());
+            return std::nullopt;
+        }
+    }
+    if (!have_address || c.socket_path.empty() || c.log_file.empty()) {
+        usage("--address, --socket and --log-file are required");
+        return std::nullopt;
+    }
+    return c;
+}
+
+} // namespace nicsim

@@ -1,0 +1,22 @@
+// nicsimd's command line.
+#pragma once
+
+#include <netinet/in.h>
+#include <optional>
+#include <string>
+
+namespace nicsim {
+
+struct Config {
+    std::string device_name = "emu0";
+    in_addr address{};       // the host's IPv4 address; its GID is ::ffff:<address>
+    std::string socket_path; // control socket
+    std::string log_file;
+    std::string log_level = "info";
+    int mtu = 1024; // active MTU in bytes: 256, 512, 1024, 2048 or 4096
+};
+
+// Parses argv; on error prints the reason and usage to stderr and returns nothing.
+std::optional<Config> parse_args(int argc, char** argv);
+
+} // namespace nicsim

@@ -1,0 +1,70 @@
+#include "dispatch.h"
+
+#include "session.h"
+#include "verbs/verbs.h"
+
+#include <array>
+#include <cstring>
+
+namespace nicsim {
+namespace {
+
+using emu::ipc::Op;
+using Handler = void (*)(Session&, const emu::ipc::Header&, const char*);
+
+template <Op op, auto Verb> void run(Session& s, const emu::ipc::Header& h, const char* body) {
+    using Req = typename emu::ipc::Types<op>::Req;
+    using Reply = typename emu::ipc::Types<op>::Reply;
+    Req req{};
+    if constexpr (emu::ipc::body_size<Req>() != 0) std::memcpy(&req, body, sizeof req);
+    Reply reply{};
+    VerbContext ctx{s.nic(), s.objects(), s.log(), s.prefix()};
+    int err = Verb(ctx, req, reply);
+    s.send_reply(h, err, &reply, err ? 0 : emu::ipc::body_size<Reply>(), ctx.pass_fd);
+}
+
+constexpr auto make_table() {
+    std::array<Handler, static_cast<size_t>(Op::Count)> t{};
+#define VERB(op, fn) t[static_cast<size_t>(Op::op)] = &run<Op::op, fn>
+    VERB(QueryDevice, query_device);
+    VERB(QueryPort, query_port);
+    VERB(QueryGid, query_gid);
+    VERB(QueryPkey, query_pkey);
+    VERB(AllocPd, alloc_pd);
+    VERB(DeallocPd, dealloc_pd);
+    VERB(RegMr, reg_mr);
+    VERB(ReregMr, rereg_mr);
+    VERB(DeregMr, dereg_mr);
+    VERB(CreateCompChannel, create_comp_channel);
+    VERB(DestroyCompChannel, destroy_comp_channel);
+    VERB(CreateCq, create_cq);
+    VERB(ResizeCq, resize_cq);
+    VERB(DestroyCq, destroy_cq);
+    VERB(CreateQp, create_qp);
+    VERB(ModifyQp, modify_qp);
+    VERB(QueryQp, query_qp);
+    VERB(DestroyQp, destroy_qp);
+    VERB(CreateSrq, create_srq);
+    VERB(ModifySrq, modify_srq);
+    VERB(QuerySrq, query_srq);
+    VERB(DestroySrq, destroy_srq);
+    VERB(CreateAh, create_ah);
+    VERB(DestroyAh, destroy_ah);
+#undef VERB
+    return t;
+}
+
+constexpr auto kTable = make_table();
+
+} // namespace
+
+void dispatch_verb(Session& s, const emu::ipc::Header& h, const char* body) {
+    Handler fn = h.op < kTable.size() ? kTable[h.op] : nullptr;
+    if (!fn) {
+        s.end(std::string("no verb for op ") + emu::ipc::op_name(static_cast<Op>(h.op)));
+        return;
+    }
+    fn(s, h, body);
+}
+
+} // namespace nicsim

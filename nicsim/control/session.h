@@ -1,0 +1,67 @@
+// One control session: a client's connection, its requests and everything it owns.
+#pragma once
+
+#include "emu/ipc/protocol.h"
+#include "nic.h"
+#include "objects/session_objects.h"
+#include "objects/unique_fd.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <spdlog/logger.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <sys/types.h>
+
+namespace nicsim {
+
+class Session : public std::enable_shared_from_this<Session> {
+  public:
+    using EndHandler = std::function<void(Session&)>;
+    // `status` builds the host's status document for Status requests.
+    Session(boost::asio::io_context& io, Nic& nic, spdlog::logger& log, int sock,
+            std::function<std::string()> status, EndHandler on_end);
+
+    void start();
+    // Ends the session: frees everything it owns and closes the connection.
+    void end(const std::string& why);
+
+    uint32_t id() const { return id_; }
+    pid_t pid() const { return pid_; }
+    const std::string& comm() const { return comm_; }
+    bool is_context() const { return context_; }
+    const SessionObjects& objects() const { return objects_; }
+    const std::string& prefix() const { return prefix_; }
+
+    // For the verb dispatcher.
+    Nic& nic() { return nic_; }
+    SessionObjects& objects() { return objects_; }
+    spdlog::logger& log() { return log_; }
+    void send_reply(const emu::ipc::Header& req, int err, const void* body, size_t len,
+                    int pass_fd);
+
+  private:
+    void wait_readable();
+    void on_readable();
+    void handle_request(const char* msg, size_t len);
+    void hello(const emu::ipc::Header& h, const emu::ipc::HelloReq& req);
+
+    boost::asio::posix::stream_descriptor sock_;
+    Nic& nic_;
+    spdlog::logger& log_;
+    std::function<std::string()> status_;
+    EndHandler on_end_;
+    uint32_t id_;
+    pid_t pid_ = 0;
+    std::string comm_;
+    std::string prefix_;
+    bool greeted_ = false;
+    bool context_ = false;
+    bool ended_ = false;
+    UniqueFd async_end_; // async events for the app are written here
+    SessionObjects objects_;
+};
+
+} // namespace nicsim

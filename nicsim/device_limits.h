@@ -1,0 +1,39 @@
+// The emulated device's limits, as ibv_query_device reports them and the daemon enforces them.
+// Sized for thousands of QPs per host on a small machine (see docs/architecture.md).
+#pragma once
+
+#include <cstdint>
+
+namespace nicsim::limits {
+
+inline constexpr uint32_t kMaxQp = 16384;
+inline constexpr uint32_t kMaxQpWr = 16384;
+inline constexpr uint32_t kMaxSge = 32;
+inline constexpr uint32_t kMaxInlineData = 512;
+inline constexpr uint32_t kMaxCq = 16384;
+inline constexpr uint32_t kMaxCqe = 65536;
+inline constexpr uint32_t kMaxMr = 65536;
+inline constexpr uint64_t kMaxMrSize = 1ull << 40;
+inline constexpr uint32_t kMaxPd = 16384;
+inline constexpr uint32_t kMaxQpRdAtom = 16; // outstanding READs/atomics a QP may issue
+inline constexpr uint32_t kMaxSrq = 4096;
+inline constexpr uint32_t kMaxSrqWr = 16384;
+inline constexpr uint32_t kMaxSrqSge = 32;
+inline constexpr uint32_t kMaxAh = 65536;
+inline constexpr uint32_t kMaxCompChannels = 4096;
+inline constexpr uint32_t kMaxMcastGrp = 8192;
+inline constexpr uint32_t kMaxMcastQpAttach = 56;
+inline constexpr uint32_t kMaxMsgSize = 1u << 30; // 1 GiB
+inline constexpr int kGidTableLen = 16;
+inline constexpr int kPkeyTableLen = 1;
+inline constexpr uint16_t kDefaultPkey = 0xffff;
+inline constexpr uint8_t kLocalCaAckDelay = 15;
+inline constexpr int kNumCompVectors = 1;
+
+// Our own ids: vendor 0x524445 is "RDE" (not a registered OUI; no real NIC uses it), so
+// programs that special-case vendors (perftest) take their generic paths.
+inline constexpr uint32_t kVendorId = 0x524445;
+inline constexpr uint32_t kVendorPartId = 0x0001;
+inline constexpr uint32_t kHwVer = 1;
+
+} // namespace nicsim::limits

@@ -1,0 +1,54 @@
+// The NIC's device-wide state: the device, its key and QPN spaces and the live sessions.
+// Per-session objects live in SessionObjects; this holds what sessions share.
+#pragma once
+
+#include "device.h"
+#include "emu/keys.h"
+#include "objects/objects.h"
+
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+
+namespace nicsim {
+
+struct SessionObjects;
+
+// Device-wide totals, checked against the device limits when objects are created.
+struct ObjectTotals {
+    uint32_t pd = 0, mr = 0, cq = 0, qp = 0, srq = 0, ah = 0, comp_channel = 0;
+};
+
+class Nic {
+  public:
+    explicit Nic(const Config& config) : device_(config) {}
+
+    Device& device() { return device_; }
+    const Device& device() const { return device_; }
+    ObjectTotals& totals() { return totals_; }
+
+    // Memory keys: lkey and rkey of an MR are distinct, unguessable and device-unique.
+    void register_mr(Mr& mr);
+    void unregister_mr(Mr& mr);
+    Mr* mr_by_rkey(uint32_t rkey) const;
+    Mr* mr_by_lkey(uint32_t lkey) const;
+
+    // QPNs are 24-bit; 0 and 1 are the special QPs (SMI, GSI), never handed out.
+    // Returns 0 when the space is full.
+    uint32_t register_qp(Qp& qp);
+    void unregister_qp(const Qp& qp);
+    Qp* qp_by_qpn(uint32_t qpn) const;
+
+    uint32_t next_session_id() { return ++last_session_id_; }
+
+  private:
+    Device device_;
+    emu::KeyAllocator keys_;
+    std::unordered_map<uint32_t, Mr*> by_rkey_, by_lkey_;
+    std::unordered_map<uint32_t, Qp*> by_qpn_;
+    uint32_t next_qpn_ = 0x11;
+    uint32_t last_session_id_ = 0;
+    ObjectTotals totals_;
+};
+
+} // namespace nicsim

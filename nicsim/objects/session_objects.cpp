@@ -1,0 +1,25 @@
+#include "session_objects.h"
+
+#include "verbs/verbs.h"
+
+namespace nicsim {
+
+std::string SessionObjects::counts_json() const {
+    return "{\"pd\":" + std::to_string(pds.size()) + ",\"mr\":" + std::to_string(mrs.size()) +
+           ",\"cq\":" + std::to_string(cqs.size()) + ",\"qp\":" + std::to_string(qps.size()) +
+           ",\"srq\":" + std::to_string(srqs.size()) + ",\"ah\":" + std::to_string(ahs.size()) +
+           ",\"comp_channel\":" + std::to_string(channels.size()) + "}";
+}
+
+void SessionObjects::destroy_all(Nic& nic) {
+    // QPs first (they use CQs, SRQs and PDs), PDs last.
+    while (Qp* qp = qps.newest()) free_qp(nic, *this, *qp);
+    while (Ah* ah = ahs.newest()) free_ah(nic, *this, *ah);
+    while (Srq* srq = srqs.newest()) free_srq(nic, *this, *srq);
+    while (Cq* cq = cqs.newest()) free_cq(nic, *this, *cq);
+    while (CompChannel* ch = channels.newest()) free_comp_channel(nic, *this, *ch);
+    while (Mr* mr = mrs.newest()) free_mr(nic, *this, *mr);
+    while (Pd* pd = pds.newest()) free_pd(nic, *this, *pd);
+}
+
+} // namespace nicsim

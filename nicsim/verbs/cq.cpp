@@ -1,0 +1,85 @@
+#include "device_limits.h"
+#include "verbs.h"
+
+#include <cerrno>
+#include <sys/socket.h>
+
+namespace nicsim {
+
+int create_comp_channel(VerbContext& c, const ipc::Empty&, ipc::HandleReply& r) {
+    if (c.nic.totals().comp_channel >= limits::kMaxCompChannels) return ENOMEM;
+    // A socket pair: the app polls/reads its end like the kernel's completion-event fd.
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0) return errno;
+    auto ch = std::make_unique<CompChannel>();
+    ch->daemon_end.reset(fds[0]);
+    c.pass_fd = fds[1];
+    r.handle = c.objects.channels.add(std::move(ch)).handle;
+    ++c.nic.totals().comp_channel;
+    c.log.debug("{} channel#{} created", c.prefix, r.handle);
+    return 0;
+}
+
+void free_comp_channel(Nic& nic, SessionObjects& objs, CompChannel& ch) {
+    --nic.totals().comp_channel;
+    objs.channels.erase(ch.handle);
+}
+
+int destroy_comp_channel(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
+    CompChannel* ch = c.objects.channels.get(q.handle);
+    if (!ch) return EINVAL;
+    if (ch->users) return EBUSY; // CQs still report to it
+    free_comp_channel(c.nic, c.objects, *ch);
+    c.log.debug("{} channel#{} destroyed", c.prefix, q.handle);
+    return 0;
+}
+
+int create_cq(VerbContext& c, const ipc::CreateCqReq& q, ipc::CreateCqReply& r) {
+    if (q.cqe < 1 || static_cast<uint32_t>(q.cqe) > limits::kMaxCqe) return EINVAL;
+    if (q.comp_vector < 0 || q.comp_vector >= limits::kNumCompVectors) return EINVAL;
+    CompChannel* ch = nullptr;
+    if (q.channel) {
+        ch = c.objects.channels.get(q.channel);
+        if (!ch) return EINVAL;
+    }
+    if (c.nic.totals().cq >= limits::kMaxCq) return ENOMEM;
+    auto cq = std::make_unique<Cq>();
+    cq->cqe = static_cast<uint32_t>(q.cqe);
+    cq->channel = ch;
+    cq->comp_vector = q.comp_vector;
+    Cq& made = c.objects.cqs.add(std::move(cq));
+    if (ch) ++ch->users;
+    ++c.nic.totals().cq;
+    r.handle = made.handle;
+    r.cqe = made.cqe;
+    c.log.debug("{} cq#{} created: cqe {}{}", c.prefix, made.handle, made.cqe,
+                ch ? fmt::format(" channel#{}", ch->handle) : "");
+    return 0;
+}
+
+int resize_cq(VerbContext& c, const ipc::ResizeCqReq& q, ipc::ResizeCqReply& r) {
+    Cq* cq = c.objects.cqs.get(q.cq);
+    if (!cq) return EINVAL;
+    if (q.cqe < 1 || static_cast<uint32_t>(q.cqe) > limits::kMaxCqe) return EINVAL;
+    cq->cqe = static_cast<uint32_t>(q.cqe);
+    r.cqe = cq->cqe;
+    c.log.debug("{} cq#{} resized to {}", c.prefix, cq->handle, cq->cqe);
+    return 0;
+}
+
+void free_cq(Nic& nic, SessionObjects& objs, Cq& cq) {
+    if (cq.channel) --cq.channel->users;
+    --nic.totals().cq;
+    objs.cqs.erase(cq.handle);
+}
+
+int destroy_cq(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
+    Cq* cq = c.objects.cqs.get(q.handle);
+    if (!cq) return EINVAL;
+    if (cq->users) return EBUSY; // QPs still complete to it
+    free_cq(c.nic, c.objects, *cq);
+    c.log.debug("{} cq#{} destroyed", c.prefix, q.handle);
+    return 0;
+}
+
+} // namespace nicsim

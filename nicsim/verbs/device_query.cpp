@@ -1,0 +1,36 @@
+#include "device_limits.h"
+#include "verbs.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace nicsim {
+
+int query_device(VerbContext& c, const ipc::Empty&, ipc::QueryDeviceReply& r) {
+    r.attr = c.nic.device().device_attr();
+    return 0;
+}
+
+int query_port(VerbContext& c, const ipc::QueryPortReq& q, ipc::QueryPortReply& r) {
+    if (q.port != 1) return EINVAL;
+    r.attr = c.nic.device().port_attr();
+    return 0;
+}
+
+int query_gid(VerbContext& c, const ipc::QueryGidReq& q, ipc::QueryGidReply& r) {
+    if (q.port != 1 || q.index >= static_cast<uint32_t>(limits::kGidTableLen)) return EINVAL;
+    r.gid_type = IBV_GID_TYPE_ROCE_V2;
+    if (q.index == 0) {
+        std::memcpy(r.gid, c.nic.device().gid().raw, 16);
+        r.valid = 1;
+    }
+    return 0;
+}
+
+int query_pkey(VerbContext&, const ipc::QueryPkeyReq& q, ipc::QueryPkeyReply& r) {
+    if (q.port != 1 || q.index >= static_cast<uint32_t>(limits::kPkeyTableLen)) return EINVAL;
+    r.pkey = htobe16(limits::kDefaultPkey);
+    return 0;
+}
+
+} // namespace nicsim

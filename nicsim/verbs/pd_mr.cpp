@@ -1,0 +1,115 @@
+#include "device_limits.h"
+#include "emu/access_flags.h"
+#include "verbs.h"
+
+#include <cerrno>
+
+namespace nicsim {
+
+int alloc_pd(VerbContext& c, const ipc::Empty&, ipc::HandleReply& r) {
+    if (c.nic.totals().pd >= limits::kMaxPd) return ENOMEM;
+    r.handle = c.objects.pds.add(std::make_unique<Pd>()).handle;
+    ++c.nic.totals().pd;
+    c.log.debug("{} pd#{} allocated", c.prefix, r.handle);
+    return 0;
+}
+
+void free_pd(Nic& nic, SessionObjects& objs, Pd& pd) {
+    --nic.totals().pd;
+    objs.pds.erase(pd.handle);
+}
+
+int dealloc_pd(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
+    Pd* pd = c.objects.pds.get(q.handle);
+    if (!pd) return EINVAL;
+    if (pd->users) return EBUSY; // MRs, QPs, SRQs or AHs still use it
+    free_pd(c.nic, c.objects, *pd);
+    c.log.debug("{} pd#{} deallocated", c.prefix, q.handle);
+    return 0;
+}
+
+namespace {
+
+// The range checks of the kernel's ib_umem_get: non-empty, within max_mr_size, no wrap-around.
+int check_range(uint64_t addr, uint64_t length) {
+    if (length == 0 || length > limits::kMaxMrSize) return EINVAL;
+    if (addr + length < addr) return EINVAL;
+    return 0;
+}
+
+} // namespace
+
+int reg_mr(VerbContext& c, const ipc::RegMrReq& q, ipc::RegMrReply& r) {
+    Pd* pd = c.objects.pds.get(q.pd);
+    if (!pd) return EINVAL;
+    if (int err = emu::check_mr_access(q.access)) return err;
+    if (int err = check_range(q.addr, q.length)) return err;
+    if (c.nic.totals().mr >= limits::kMaxMr) return ENOMEM;
+    auto mr = std::make_unique<Mr>();
+    mr->pd = pd;
+    mr->addr = q.addr;
+    mr->length = q.length;
+    mr->iova = q.iova;
+    mr->access = q.access;
+    Mr& m = c.objects.mrs.add(std::move(mr));
+    c.nic.register_mr(m);
+    ++pd->users;
+    ++c.nic.totals().mr;
+    r.handle = m.handle;
+    r.lkey = m.lkey;
+    r.rkey = m.rkey;
+    c.log.debug("{} mr#{} registered: addr {:#x} len {} iova {:#x} access {:#x} lkey {:#x} rkey "
+                "{:#x}",
+                c.prefix, m.handle, m.addr, m.length, m.iova, m.access, m.lkey, m.rkey);
+    return 0;
+}
+
+int rereg_mr(VerbContext& c, const ipc::ReregMrReq& q, ipc::ReregMrReply& r) {
+    Mr* mr = c.objects.mrs.get(q.mr);
+    if (!mr) return EINVAL;
+    constexpr uint32_t known =
+        IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS;
+    if (q.flags == 0 || (q.flags & ~known)) return EINVAL;
+    Pd* pd = mr->pd;
+    if (q.flags & IBV_REREG_MR_CHANGE_PD) {
+        pd = c.objects.pds.get(q.pd);
+        if (!pd) return EINVAL;
+    }
+    if ((q.flags & IBV_REREG_MR_CHANGE_ACCESS))
+        if (int err = emu::check_mr_access(q.access)) return err;
+    if ((q.flags & IBV_REREG_MR_CHANGE_TRANSLATION))
+        if (int err = check_range(q.addr, q.length)) return err;
+    // All checks passed: apply. Keys stay the same, as rxe and mlx5 keep them.
+    if (q.flags & IBV_REREG_MR_CHANGE_PD) {
+        --mr->pd->users;
+        ++pd->users;
+        mr->pd = pd;
+    }
+    if (q.flags & IBV_REREG_MR_CHANGE_ACCESS) mr->access = q.access;
+    if (q.flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+        mr->addr = q.addr;
+        mr->length = q.length;
+        mr->iova = q.iova;
+    }
+    r.lkey = mr->lkey;
+    r.rkey = mr->rkey;
+    c.log.debug("{} mr#{} re-registered (flags {:#x})", c.prefix, mr->handle, q.flags);
+    return 0;
+}
+
+void free_mr(Nic& nic, SessionObjects& objs, Mr& mr) {
+    nic.unregister_mr(mr);
+    --mr.pd->users;
+    --nic.totals().mr;
+    objs.mrs.erase(mr.handle);
+}
+
+int dereg_mr(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
+    Mr* mr = c.objects.mrs.get(q.handle);
+    if (!mr) return EINVAL;
+    free_mr(c.nic, c.objects, *mr);
+    c.log.debug("{} mr#{} deregistered", c.prefix, q.handle);
+    return 0;
+}
+
+} // namespace nicsim

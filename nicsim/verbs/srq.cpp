@@ -1,0 +1,68 @@
+#include "device_limits.h"
+#include "verbs.h"
+
+#include <cerrno>
+
+namespace nicsim {
+
+int create_srq(VerbContext& c, const ipc::CreateSrqReq& q, ipc::CreateSrqReply& r) {
+    Pd* pd = c.objects.pds.get(q.pd);
+    if (!pd) return EINVAL;
+    const ibv_srq_attr& a = q.attr;
+    if (a.max_wr == 0 || a.max_wr > limits::kMaxSrqWr) return EINVAL;
+    if (a.max_sge > limits::kMaxSrqSge) return EINVAL;
+    if (a.srq_limit > a.max_wr) return EINVAL;
+    if (c.nic.totals().srq >= limits::kMaxSrq) return ENOMEM;
+    auto srq = std::make_unique<Srq>();
+    srq->pd = pd;
+    srq->attr = a;
+    Srq& made = c.objects.srqs.add(std::move(srq));
+    ++pd->users;
+    ++c.nic.totals().srq;
+    r.handle = made.handle;
+    r.attr = made.attr;
+    c.log.debug("{} srq#{} created: max_wr {} max_sge {} limit {}", c.prefix, made.handle,
+                a.max_wr, a.max_sge, a.srq_limit);
+    return 0;
+}
+
+int modify_srq(VerbContext& c, const ipc::ModifySrqReq& q, ipc::Empty&) {
+    Srq* srq = c.objects.srqs.get(q.srq);
+    if (!srq) return EINVAL;
+    if (q.mask & ~uint32_t(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT)) return EINVAL;
+    uint32_t max_wr = srq->attr.max_wr;
+    if (q.mask & IBV_SRQ_MAX_WR) {
+        if (q.attr.max_wr == 0 || q.attr.max_wr > limits::kMaxSrqWr) return EINVAL;
+        max_wr = q.attr.max_wr;
+    }
+    uint32_t limit = q.mask & IBV_SRQ_LIMIT ? q.attr.srq_limit : srq->attr.srq_limit;
+    if (limit > max_wr) return EINVAL;
+    srq->attr.max_wr = max_wr;
+    srq->attr.srq_limit = limit;
+    c.log.debug("{} srq#{} modified: max_wr {} limit {}", c.prefix, srq->handle, max_wr, limit);
+    return 0;
+}
+
+int query_srq(VerbContext& c, const ipc::HandleReq& q, ipc::QuerySrqReply& r) {
+    Srq* srq = c.objects.srqs.get(q.handle);
+    if (!srq) return EINVAL;
+    r.attr = srq->attr;
+    return 0;
+}
+
+void free_srq(Nic& nic, SessionObjects& objs, Srq& srq) {
+    --srq.pd->users;
+    --nic.totals().srq;
+    objs.srqs.erase(srq.handle);
+}
+
+int destroy_srq(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
+    Srq* srq = c.objects.srqs.get(q.handle);
+    if (!srq) return EINVAL;
+    if (srq->users) return EBUSY; // QPs still receive through it
+    free_srq(c.nic, c.objects, *srq);
+    c.log.debug("{} srq#{} destroyed", c.prefix, q.handle);
+    return 0;
+}
+
+} // namespace nicsim

@@ -1,0 +1,62 @@
+// The setup verbs as the daemon executes them: validate like hardware, then change state.
+// Each returns 0 or the positive errno real libibverbs would return.
+#pragma once
+
+#include "emu/ipc/protocol.h"
+#include "nic.h"
+#include "objects/session_objects.h"
+
+#include <spdlog/logger.h>
+
+namespace nicsim {
+
+struct VerbContext {
+    Nic& nic;
+    SessionObjects& objects;
+    spdlog::logger& log;
+    std::string prefix; // "session#3" for log lines
+    int pass_fd = -1;   // a descriptor to send with the reply (the reply closes it)
+};
+
+namespace ipc = emu::ipc;
+
+int query_device(VerbContext&, const ipc::Empty&, ipc::QueryDeviceReply&);
+int query_port(VerbContext&, const ipc::QueryPortReq&, ipc::QueryPortReply&);
+int query_gid(VerbContext&, const ipc::QueryGidReq&, ipc::QueryGidReply&);
+int query_pkey(VerbContext&, const ipc::QueryPkeyReq&, ipc::QueryPkeyReply&);
+
+int alloc_pd(VerbContext&, const ipc::Empty&, ipc::HandleReply&);
+int dealloc_pd(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+int reg_mr(VerbContext&, const ipc::RegMrReq&, ipc::RegMrReply&);
+int rereg_mr(VerbContext&, const ipc::ReregMrReq&, ipc::ReregMrReply&);
+int dereg_mr(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+
+int create_comp_channel(VerbContext&, const ipc::Empty&, ipc::HandleReply&);
+int destroy_comp_channel(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+int create_cq(VerbContext&, const ipc::CreateCqReq&, ipc::CreateCqReply&);
+int resize_cq(VerbContext&, const ipc::ResizeCqReq&, ipc::ResizeCqReply&);
+int destroy_cq(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+
+int create_qp(VerbContext&, const ipc::CreateQpReq&, ipc::CreateQpReply&);
+int modify_qp(VerbContext&, const ipc::ModifyQpReq&, ipc::Empty&);
+int query_qp(VerbContext&, const ipc::QueryQpReq&, ipc::QueryQpReply&);
+int destroy_qp(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+
+int create_srq(VerbContext&, const ipc::CreateSrqReq&, ipc::CreateSrqReply&);
+int modify_srq(VerbContext&, const ipc::ModifySrqReq&, ipc::Empty&);
+int query_srq(VerbContext&, const ipc::HandleReq&, ipc::QuerySrqReply&);
+int destroy_srq(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+
+int create_ah(VerbContext&, const ipc::CreateAhReq&, ipc::HandleReply&);
+int destroy_ah(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+
+// The object-freeing halves of the destroy verbs, for session teardown too.
+void free_pd(Nic&, SessionObjects&, Pd&);
+void free_mr(Nic&, SessionObjects&, Mr&);
+void free_comp_channel(Nic&, SessionObjects&, CompChannel&);
+void free_cq(Nic&, SessionObjects&, Cq&);
+void free_qp(Nic&, SessionObjects&, Qp&);
+void free_srq(Nic&, SessionObjects&, Srq&);
+void free_ah(Nic&, SessionObjects&, Ah&);
+
+} // namespace nicsim

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages rdmaemu builds and tests with, when any is missing.
+set -euo pipefail
+packages=(
+  cmake g++ make pkg-config
+  libboost-dev libspdlog-dev catch2 libibverbs-dev
+  ibverbs-utils ibverbs-providers perftest rdmacm-utils qperf python3-pyverbs
+  tshark iproute2 procps
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+((${#missing[@]})) || exit 0
+echo "rdmaemu: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,96 @@
+// Asynchronous events: the NIC writes one record per event to the context's async fd.
+#include "emu_objects.h"
+#include "export.h"
+
+#include <cerrno>
+#include <unistd.h>
+
+using namespace verbs;
+namespace ipc = emu::ipc;
+
+namespace {
+
+enum class Target { Qp, Cq, Srq, Port };
+
+Target target_of(ibv_event_type type) {
+    switch (type) {
+    case IBV_EVENT_CQ_ERR: return Target::Cq;
+    case IBV_EVENT_SRQ_ERR:
+    case IBV_EVENT_SRQ_LIMIT_REACHED: return Target::Srq;
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_COMM_EST:
+    case IBV_EVENT_SQ_DRAINED:
+    case IBV_EVENT_PATH_MIG:
+    case IBV_EVENT_PATH_MIG_ERR:
+    case IBV_EVENT_QP_LAST_WQE_REACHED: return Target::Qp;
+    default: return Target::Port;
+    }
+}
+
+template <typename Map> auto find(Map& m, uint32_t handle) -> typename Map::mapped_type {
+    auto it = m.find(handle);
+    return it == m.end() ? nullptr : it->second;
+}
+
+} // namespace
+
+VERBS_EXPORT int ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
+    EmuContext* c = emu_context(ctx);
+    for (;;) {
+        ipc::AsyncEventRecord rec{};
+        ssize_t n = ::read(ctx->async_fd, &rec, sizeof rec);
+        if (n != static_cast<ssize_t>(sizeof rec)) {
+            if (n >= 0) errno = EIO;
+            return -1;
+        }
+        auto type = static_cast<ibv_event_type>(rec.event_type);
+        event->event_type = type;
+        std::lock_guard lock(c->events_mutex);
+        switch (target_of(type)) {
+        case Target::Qp:
+            if (ibv_qp* qp = find(c->qps, rec.handle)) {
+                event->element.qp = qp;
+                ++reinterpret_cast<EmuQp*>(qp)->events_reported;
+                return 0;
+            }
+            break; // the QP was destroyed before the app read its event
+        case Target::Cq:
+            if (ibv_cq* cq = find(c->cqs, rec.handle)) {
+                event->element.cq = cq;
+                ++reinterpret_cast<EmuCq*>(cq)->async_events_reported;
+                return 0;
+            }
+            break;
+        case Target::Srq:
+            if (ibv_srq* srq = find(c->srqs, rec.handle)) {
+                event->element.srq = srq;
+                ++reinterpret_cast<EmuSrq*>(srq)->events_reported;
+                return 0;
+            }
+            break;
+        case Target::Port: event->element.port_num = static_cast<int>(rec.handle); return 0;
+        }
+    }
+}
+
+namespace {
+
+template <typename Obj> void ack(Obj* obj, uint32_t Obj::*counter) {
+    pthread_mutex_lock(&obj->mutex);
+    ++(obj->*counter);
+    pthread_cond_signal(&obj->cond);
+    pthread_mutex_unlock(&obj->mutex);
+}
+
+} // namespace
+
+VERBS_EXPORT void ibv_ack_async_event(ibv_async_event* event) {
+    switch (target_of(event->event_type)) {
+    case Target::Qp: ack(event->element.qp, &ibv_qp::events_completed); break;
+    case Target::Cq: ack(event->element.cq, &ibv_cq::async_events_completed); break;
+    case Target::Srq: ack(event->element.srq, &ibv_srq::events_completed); break;
+    case Target::Port: break;
+    }
+}

@@ -1,0 +1,63 @@
+// Completion channels: a real pollable fd on which the NIC posts one record per CQ event.
+#include "emu_objects.h"
+#include "export.h"
+
+#include <cerrno>
+#include <new>
+#include <unistd.h>
+
+using namespace verbs;
+namespace ipc = emu::ipc;
+
+VERBS_EXPORT ibv_comp_channel* ibv_create_comp_channel(ibv_context* ctx) {
+    ipc::HandleReply r{};
+    int fd = -1;
+    if (int err = control(ctx).call<ipc::Op::CreateCompChannel>({}, r, &fd))
+        return fail<ibv_comp_channel>(err);
+    if (fd < 0) return fail<ibv_comp_channel>(EIO);
+    auto* ch = new (std::nothrow) EmuCompChannel{};
+    if (!ch) {
+        ::close(fd);
+        control(ctx).call<ipc::Op::DestroyCompChannel>({r.handle, 0});
+        return fail<ibv_comp_channel>(ENOMEM);
+    }
+    ch->channel.context = ctx;
+    ch->channel.fd = fd;
+    ch->handle = r.handle;
+    return &ch->channel;
+}
+
+VERBS_EXPORT int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
+    EmuCompChannel* ch = emu_channel(channel);
+    // As rdma-core: a channel that CQs still use is busy. (refcnt counts them.)
+    if (channel->refcnt) return EBUSY;
+    if (int err = control(channel->context).call<ipc::Op::DestroyCompChannel>({ch->handle, 0}))
+        return err;
+    ::close(channel->fd);
+    delete ch;
+    return 0;
+}
+
+VERBS_EXPORT int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) {
+    ipc::CompEventRecord rec{};
+    ssize_t n = ::read(channel->fd, &rec, sizeof rec);
+    if (n != static_cast<ssize_t>(sizeof rec)) return -1; // errno from read (EAGAIN when empty)
+    EmuContext* c = emu_context(channel->context);
+    std::lock_guard lock(c->events_mutex);
+    auto it = c->cqs.find(rec.cq);
+    if (it == c->cqs.end()) {
+        errno = EIO;
+        return -1;
+    }
+    *cq = it->second;
+    *cq_context = it->second->cq_context;
+    ++reinterpret_cast<EmuCq*>(it->second)->comp_events_reported;
+    return 0;
+}
+
+VERBS_EXPORT void ibv_ack_cq_events(ibv_cq* cq, unsigned int nevents) {
+    pthread_mutex_lock(&cq->mutex);
+    cq->comp_events_completed += nevents;
+    pthread_cond_signal(&cq->cond);
+    pthread_mutex_unlock(&cq->mutex);
+}

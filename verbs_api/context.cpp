@@ -1,0 +1,70 @@
+// Opening and closing a device: one control session with the host's NIC per context.
+#include "emu_objects.h"
+#include "export.h"
+#include "ops.h"
+
+#include <cerrno>
+#include <new>
+#include <unistd.h>
+
+using namespace verbs;
+namespace ipc = emu::ipc;
+
+namespace {
+
+void install_ops(EmuContext& c) {
+    ibv_context_ops& ops = c.vctx.context.ops;
+    ops.poll_cq = verbs::poll_cq;
+    ops.req_notify_cq = verbs::req_notify_cq;
+    ops.post_send = verbs::post_send;
+    ops.post_recv = verbs::post_recv;
+    ops.post_srq_recv = verbs::post_srq_recv;
+    c.vctx.query_port = verbs::query_port;
+    c.vctx.query_device_ex = verbs::query_device_ex;
+}
+
+} // namespace
+
+VERBS_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
+    EmuDevice* dev = emu_device(device);
+    auto* c = new (std::nothrow) EmuContext();
+    if (!c) return fail<ibv_context>(ENOMEM);
+    int err = c->control.connect(dev->socket_path);
+    if (err) {
+        delete c;
+        // The host went away since the device list was read.
+        return fail<ibv_context>(err == ENOENT || err == ECONNREFUSED ? ENODEV : err);
+    }
+    ipc::HelloReply hello{};
+    int async_fd = -1;
+    err = c->control.call<ipc::Op::Hello>({ipc::kHelloContext, 0}, hello, &async_fd);
+    if (err || async_fd < 0) {
+        if (async_fd >= 0) ::close(async_fd);
+        delete c;
+        return fail<ibv_context>(err ? err : EIO);
+    }
+    c->device = dev;
+    ibv_context& ctx = c->vctx.context;
+    ctx.device = device;
+    ctx.cmd_fd = c->control.fd();
+    ctx.async_fd = async_fd;
+    ctx.num_comp_vectors = 1;
+    pthread_mutex_init(&ctx.mutex, nullptr);
+    ctx.abi_compat = __VERBS_ABI_IS_EXTENDED;
+    c->vctx.sz = sizeof(verbs_context);
+    install_ops(*c);
+    return &ctx;
+}
+
+VERBS_EXPORT int ibv_close_device(ibv_context* ctx) {
+    EmuContext* c = emu_context(ctx);
+    // Ending the session makes the NIC free everything this context still owns.
+    c->control.close();
+    ::close(ctx->async_fd);
+    pthread_mutex_destroy(&ctx->mutex);
+    delete c;
+    return 0;
+}
+
+// Not supported: importing needs a context fd shared by another process's kernel uverbs.
+VERBS_EXPORT ibv_context* ibv_import_device(int) { return fail<ibv_context>(EOPNOTSUPP); }

@@ -1,0 +1,84 @@
+// The device list: one emulated device per host, found through the host's control socket.
+#include "emu/paths.h"
+#include "emu_objects.h"
+#include "export.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <list>
+
+namespace verbs {
+namespace {
+
+std::mutex devices_mutex;
+// Devices live as long as the process: apps may hold an ibv_device after freeing the list.
+std::list<EmuDevice> devices;
+
+void hint_no_host(const std::string& path, int err) {
+    static std::once_flag once;
+    std::call_once(once, [&] {
+        std::fprintf(stderr,
+                     "rdmaemu: no emulated host at %s (%s); start hosts with `rdmaemu up` and "
+                     "run programs with `rdmaemu run --host N -- PROGRAM`\n",
+                     path.c_str(), std::strerror(err));
+    });
+}
+
+EmuDevice* find_or_add(const std::string& path, const emu::ipc::HelloReply& hello) {
+    std::lock_guard lock(devices_mutex);
+    for (EmuDevice& d : devices)
+        if (d.socket_path == path && std::strcmp(d.device.name, hello.dev_name) == 0) return &d;
+    EmuDevice& d = devices.emplace_back();
+    std::memset(&d.device, 0, sizeof d.device);
+    d.device.node_type = static_cast<ibv_node_type>(hello.node_type);
+    d.device.transport_type = static_cast<ibv_transport_type>(hello.transport_type);
+    std::snprintf(d.device.name, sizeof d.device.name, "%.*s", int(sizeof hello.dev_name - 1),
+                  hello.dev_name);
+    d.index = static_cast<int>(devices.size() - 1);
+    std::snprintf(d.device.dev_name, sizeof d.device.dev_name, "uverbs%d", d.index);
+    std::snprintf(d.device.dev_path, sizeof d.device.dev_path, "%s", path.c_str());
+    std::snprintf(d.device.ibdev_path, sizeof d.device.ibdev_path, "/sys/class/infiniband/%s",
+                  d.device.name);
+    d.socket_path = path;
+    d.node_guid = hello.node_guid;
+    return &d;
+}
+
+// Asks the host's NIC which device it has. Returns nullptr when no host answers.
+EmuDevice* probe(const std::string& path) {
+    emu::ipc::ControlClient client;
+    if (int err = client.connect(path)) {
+        hint_no_host(path, err);
+        return nullptr;
+    }
+    emu::ipc::HelloReply hello{};
+    if (client.call<emu::ipc::Op::Hello>({0, 0}, hello) != 0) return nullptr;
+    return find_or_add(path, hello);
+}
+
+} // namespace
+} // namespace verbs
+
+using namespace verbs;
+
+VERBS_EXPORT ibv_device** ibv_get_device_list(int* num_devices) {
+    EmuDevice* found = probe(emu::selected_socket_path());
+    auto** list = static_cast<ibv_device**>(std::calloc(2, sizeof(ibv_device*)));
+    if (!list) return fail<ibv_device*>(ENOMEM);
+    int n = 0;
+    if (found) list[n++] = &found->device;
+    if (num_devices) *num_devices = n;
+    return list;
+}
+
+VERBS_EXPORT void ibv_free_device_list(ibv_device** list) { std::free(list); }
+
+VERBS_EXPORT const char* ibv_get_device_name(ibv_device* device) { return device->name; }
+
+VERBS_EXPORT __be64 ibv_get_device_guid(ibv_device* device) {
+    return emu_device(device)->node_guid;
+}
+
+VERBS_EXPORT int ibv_get_device_index(ibv_device* device) { return emu_device(device)->index; }

@@ -1,0 +1,146 @@
+// Device, port, GID and P_Key queries, answered by the NIC.
+#include "emu_objects.h"
+#include "export.h"
+#include "ops.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+using namespace verbs;
+namespace ipc = emu::ipc;
+
+namespace {
+
+// The GID entry at `index`: 0, ENODATA for an empty entry, or another errno.
+int read_gid(ibv_context* ctx, uint32_t port, uint32_t index, ibv_gid_entry& entry) {
+    ipc::QueryGidReply r{};
+    if (int err = control(ctx).call<ipc::Op::QueryGid>({port, index}, r)) return err;
+    if (!r.valid) return ENODATA;
+    entry = {};
+    std::memcpy(entry.gid.raw, r.gid, 16);
+    entry.gid_index = index;
+    entry.port_num = port;
+    entry.gid_type = r.gid_type;
+    return 0;
+}
+
+} // namespace
+
+namespace verbs {
+
+int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t attr_size) {
+    ipc::QueryPortReply r{};
+    if (int err = control(ctx).call<ipc::Op::QueryPort>({port}, r)) return err;
+    std::memcpy(attr, &r.attr, std::min(attr_size, sizeof r.attr));
+    return 0;
+}
+
+int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
+                    ibv_device_attr_ex* attr, size_t attr_size) {
+    if (input && input->comp_mask) return EINVAL;
+    if (attr_size < sizeof attr->orig_attr) return EINVAL;
+    ipc::QueryDeviceReply r{};
+    if (int err = control(ctx).call<ipc::Op::QueryDevice>({}, r)) return err;
+    ibv_device_attr_ex ex{};
+    ex.orig_attr = r.attr;
+    ex.device_cap_flags_ex = r.attr.device_cap_flags;
+    ex.phys_port_cnt_ex = r.attr.phys_port_cnt;
+    std::memcpy(attr, &ex, std::min(attr_size, sizeof ex));
+    return 0;
+}
+
+} // namespace verbs
+
+VERBS_EXPORT int ibv_query_device(ibv_context* ctx, ibv_device_attr* attr) {
+    ipc::QueryDeviceReply r{};
+    if (int err = control(ctx).call<ipc::Op::QueryDevice>({}, r)) return err;
+    *attr = r.attr;
+    return 0;
+}
+
+// The exported form, used by binaries built before ibv_query_port became a macro: their struct
+// ends before `flags` (rdma-core's _compat_ibv_port_attr).
+VERBS_EXPORT int (ibv_query_port)(ibv_context* ctx, uint8_t port, _compat_ibv_port_attr* attr) {
+    return query_port(ctx, port, reinterpret_cast<ibv_port_attr*>(attr),
+                      offsetof(ibv_port_attr, flags));
+}
+
+VERBS_EXPORT int ibv_query_gid(ibv_context* ctx, uint8_t port, int index, ibv_gid* gid) {
+    if (index < 0) return -1;
+    ibv_gid_entry entry{};
+    int err = read_gid(ctx, port, static_cast<uint32_t>(index), entry);
+    if (err == ENODATA) { // an empty entry reads as the zero GID
+        std::memset(gid, 0, sizeof *gid);
+        return 0;
+    }
+    if (err) {
+        errno = err;
+        return -1;
+    }
+    *gid = entry.gid;
+    return 0;
+}
+
+VERBS_EXPORT int _ibv_query_gid_ex(ibv_context* ctx, uint32_t port, uint32_t index,
+                                   ibv_gid_entry* entry, uint32_t flags, size_t entry_size) {
+    if (flags || entry_size < sizeof(ibv_gid_entry)) return EINVAL;
+    return read_gid(ctx, port, index, *entry);
+}
+
+VERBS_EXPORT ssize_t _ibv_query_gid_table(ibv_context* ctx, ibv_gid_entry* entries,
+                                          size_t max_entries, uint32_t flags, size_t entry_size) {
+    if (flags || entry_size < sizeof(ibv_gid_entry)) return -EINVAL;
+    ibv_port_attr port{};
+    if (int err = query_port(ctx, 1, &port, sizeof port)) return -err;
+    size_t found = 0;
+    for (int i = 0; i < port.gid_tbl_len; ++i) {
+        ibv_gid_entry entry;
+        int err = read_gid(ctx, 1, static_cast<uint32_t>(i), entry);
+        if (err == ENODATA) continue;
+        if (err) return -err;
+        if (found == max_entries) return -EINVAL;
+        std::memcpy(reinterpret_cast<char*>(entries) + found++ * entry_size, &entry, sizeof entry);
+    }
+    return static_cast<ssize_t>(found);
+}
+
+// rdma-core's private enum ibv_gid_type_sysfs, as ibv_devinfo reads it.
+enum ibv_gid_type_sysfs { IBV_GID_TYPE_SYSFS_IB_ROCE_V1, IBV_GID_TYPE_SYSFS_ROCE_V2 };
+
+VERBS_EXPORT int ibv_query_gid_type(ibv_context* ctx, uint8_t port, unsigned int index,
+                                    ibv_gid_type_sysfs* type) {
+    ibv_gid_entry entry{};
+    if (int err = read_gid(ctx, port, index, entry)) {
+        errno = err;
+        return -1;
+    }
+    *type = entry.gid_type == IBV_GID_TYPE_ROCE_V2 ? IBV_GID_TYPE_SYSFS_ROCE_V2
+                                                   : IBV_GID_TYPE_SYSFS_IB_ROCE_V1;
+    return 0;
+}
+
+VERBS_EXPORT int ibv_query_pkey(ibv_context* ctx, uint8_t port, int index, __be16* pkey) {
+    if (index < 0) return -1;
+    ipc::QueryPkeyReply r{};
+    if (int err = control(ctx).call<ipc::Op::QueryPkey>({port, static_cast<uint32_t>(index)}, r)) {
+        errno = err;
+        return -1;
+    }
+    *pkey = r.pkey;
+    return 0;
+}
+
+VERBS_EXPORT int ibv_get_pkey_index(ibv_context* ctx, uint8_t port, __be16 pkey) {
+    ibv_port_attr attr{};
+    if (int err = query_port(ctx, port, &attr, sizeof attr)) {
+        errno = err;
+        return -1;
+    }
+    for (int i = 0; i < attr.pkey_tbl_len; ++i) {
+        __be16 entry;
+        if (ibv_query_pkey(ctx, port, i, &entry) == 0 && entry == pkey) return i;
+    }
+    errno = ENOENT;
+    return -1;
+}

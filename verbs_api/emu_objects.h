@@ -1,0 +1,88 @@
+// The library's own halves of the verbs objects. Each wraps the public struct the app sees
+// (always the first member, so a pointer to one is a pointer to the other) and adds what the
+// library needs to reach the NIC.
+#pragma once
+
+#include "emu/ipc/control_client.h"
+
+#include <infiniband/verbs.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace verbs {
+
+struct EmuDevice {
+    ibv_device device;
+    // Where rdma-core's struct verbs_device keeps its provider ops: zero, so that probes such
+    // as mlx5dv_is_supported() and efadv_query_device() see a device that is not theirs.
+    void* verbs_device_ops = nullptr;
+    std::string socket_path;
+    uint64_t node_guid = 0; // network byte order
+    int index = 0;
+};
+
+struct EmuContext {
+    verbs_context vctx; // its last member is the ibv_context the app holds
+    EmuDevice* device = nullptr;
+    emu::ipc::ControlClient control;
+
+    // Objects that async events can name, by their NIC handle.
+    std::mutex events_mutex;
+    std::unordered_map<uint32_t, ibv_qp*> qps;
+    std::unordered_map<uint32_t, ibv_cq*> cqs;
+    std::unordered_map<uint32_t, ibv_srq*> srqs;
+};
+
+inline EmuContext* emu_context(ibv_context* ctx) {
+    return reinterpret_cast<EmuContext*>(reinterpret_cast<char*>(ctx) -
+                                         offsetof(verbs_context, context));
+}
+
+inline emu::ipc::ControlClient& control(ibv_context* ctx) { return emu_context(ctx)->control; }
+
+inline EmuDevice* emu_device(ibv_device* dev) { return reinterpret_cast<EmuDevice*>(dev); }
+
+struct EmuCompChannel {
+    ibv_comp_channel channel;
+    uint32_t handle = 0;
+};
+
+inline EmuCompChannel* emu_channel(ibv_comp_channel* ch) {
+    return reinterpret_cast<EmuCompChannel*>(ch);
+}
+
+struct EmuCq {
+    ibv_cq cq;
+    uint32_t comp_events_reported = 0;  // delivered by ibv_get_cq_event
+    uint32_t async_events_reported = 0; // delivered by ibv_get_async_event
+};
+
+struct EmuQp {
+    ibv_qp qp;
+    uint32_t events_reported = 0;
+};
+
+struct EmuSrq {
+    ibv_srq srq;
+    uint32_t events_reported = 0;
+};
+
+// Waits (on the object's own mutex and cond) until the app has acked `reported` events.
+template <typename Obj>
+void wait_for_acks(Obj& obj, uint32_t& completed, uint32_t reported) {
+    pthread_mutex_lock(&obj.mutex);
+    while (completed != reported) pthread_cond_wait(&obj.cond, &obj.mutex);
+    pthread_mutex_unlock(&obj.mutex);
+}
+
+// Pointer-returning verbs report failure as NULL with errno set.
+template <typename T> T* fail(int err) {
+    errno = err;
+    return nullptr;
+}
+
+} // namespace verbs

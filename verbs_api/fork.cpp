@@ -1,0 +1,26 @@
+// Fork support. rdma-core marks registered memory MADV_DONTFORK so a child's copy-on-write cannot
+// move pages under the NIC's DMA. Here the "DMA" is done by the emulator daemon reading and
+// writing this process's memory through process_vm_readv/writev by virtual address, so fork()
+// is always safe: there is nothing to set up and nothing to protect.
+
+#include "export.h"
+
+#include <infiniband/verbs.h>
+
+#include <cstddef>
+
+VERBS_EXPORT int ibv_fork_init(void) {
+    return 0;
+}
+
+VERBS_EXPORT ibv_fork_status ibv_is_fork_initialized(void) {
+    return IBV_FORK_UNNEEDED;
+}
+
+VERBS_EXPORT int ibv_dontfork_range(void*, size_t) {
+    return 0;
+}
+
+VERBS_EXPORT int ibv_dofork_range(void*, size_t) {
+    return 0;
+}

@@ -1,0 +1,85 @@
+// Memory registration. The NIC keeps the keys and checks every access against them.
+#include "emu_objects.h"
+#include "export.h"
+
+#include <cerrno>
+#include <cstdint>
+#include <new>
+
+using namespace verbs;
+namespace ipc = emu::ipc;
+
+VERBS_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
+                                      unsigned int access) {
+    // Optional bits (e.g. RELAXED_ORDERING) are hints a device may ignore: drop them, as
+    // rdma-core does for devices that don't support them.
+    access &= ~static_cast<unsigned int>(IBV_ACCESS_OPTIONAL_RANGE);
+    ipc::RegMrReq req{pd->handle, access, reinterpret_cast<uintptr_t>(addr), length, iova};
+    ipc::RegMrReply r{};
+    if (int err = control(pd->context).call<ipc::Op::RegMr>(req, r)) return fail<ibv_mr>(err);
+    auto* mr = new (std::nothrow) ibv_mr{};
+    if (!mr) {
+        control(pd->context).call<ipc::Op::DeregMr>({r.handle, 0});
+        return fail<ibv_mr>(ENOMEM);
+    }
+    mr->context = pd->context;
+    mr->pd = pd;
+    mr->addr = addr;
+    mr->length = length;
+    mr->handle = r.handle;
+    mr->lkey = r.lkey;
+    mr->rkey = r.rkey;
+    return mr;
+}
+
+// Older binaries call these by name; newer ones reach ibv_reg_mr_iova2 through the header.
+VERBS_EXPORT ibv_mr* (ibv_reg_mr)(ibv_pd* pd, void* addr, size_t length, int access) {
+    return ibv_reg_mr_iova2(pd, addr, length, reinterpret_cast<uintptr_t>(addr),
+                            static_cast<unsigned int>(access));
+}
+
+VERBS_EXPORT ibv_mr* (ibv_reg_mr_iova)(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
+                                     int access) {
+    return ibv_reg_mr_iova2(pd, addr, length, iova, static_cast<unsigned int>(access));
+}
+
+VERBS_EXPORT int ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t length,
+                              int access) {
+    if (flags <= 0 || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED)) return IBV_REREG_MR_ERR_INPUT;
+    if ((flags & IBV_REREG_MR_CHANGE_PD) && !pd) return IBV_REREG_MR_ERR_INPUT;
+    if ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length))
+        return IBV_REREG_MR_ERR_INPUT;
+    unsigned int acc = static_cast<unsigned int>(access) & ~IBV_ACCESS_OPTIONAL_RANGE;
+    uint64_t va = reinterpret_cast<uintptr_t>(addr);
+    ipc::ReregMrReq req{mr->handle, static_cast<uint32_t>(flags),
+                        (flags & IBV_REREG_MR_CHANGE_PD) ? pd->handle : 0,
+                        acc, va, length, va};
+    ipc::ReregMrReply r{};
+    if (int err = control(mr->context).call<ipc::Op::ReregMr>(req, r)) {
+        errno = err;
+        return IBV_REREG_MR_ERR_CMD;
+    }
+    if (flags & IBV_REREG_MR_CHANGE_PD) mr->pd = pd;
+    if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+        mr->addr = addr;
+        mr->length = length;
+    }
+    mr->lkey = r.lkey;
+    mr->rkey = r.rkey;
+    return 0;
+}
+
+VERBS_EXPORT int ibv_dereg_mr(ibv_mr* mr) {
+    if (int err = control(mr->context).call<ipc::Op::DeregMr>({mr->handle, 0})) return err;
+    delete mr;
+    return 0;
+}
+
+// dma-buf needs a kernel exporter (a GPU driver); importing needs another process's context.
+VERBS_EXPORT ibv_mr* ibv_reg_dmabuf_mr(ibv_pd*, uint64_t, size_t, uint64_t, int, int) {
+    return fail<ibv_mr>(EOPNOTSUPP);
+}
+VERBS_EXPORT ibv_mr* ibv_import_mr(ibv_pd*, uint32_t) { return fail<ibv_mr>(EOPNOTSUPP); }
+VERBS_EXPORT void ibv_unimport_mr(ibv_mr*) {}
+VERBS_EXPORT ibv_dm* ibv_import_dm(ibv_context*, uint32_t) { return fail<ibv_dm>(EOPNOTSUPP); }
+VERBS_EXPORT void ibv_unimport_dm(ibv_dm*) {}

@@ -1,0 +1,19 @@
+// The verbs that apps reach through the context's ops tables (the inline verbs of
+// <infiniband/verbs.h>), installed by ibv_open_device.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+namespace verbs {
+
+int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc);
+int req_notify_cq(ibv_cq* cq, int solicited_only);
+int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
+int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+
+int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t attr_size);
+int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
+                    ibv_device_attr_ex* attr, size_t attr_size);
+
+} // namespace verbs
