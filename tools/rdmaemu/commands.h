@@ -1,0 +1,30 @@
+// The rdmaemu commands. Each lives in its own file with its option table; main.cpp dispatches
+// and prints usage from these definitions.
+#pragma once
+
+#include "options.h"
+
+#include <span>
+#include <string_view>
+
+namespace rdmaemu {
+
+struct CommandDef {
+    std::string_view name;
+    std::string_view synopsis; // the arguments, for usage
+    std::string_view summary;
+    std::span<const OptionSpec> options;
+    bool takes_command; // `run`: the words after the options are a program to start
+    int (*run)(const ParsedArgs& args);
+};
+
+extern const CommandDef kUpCommand;
+extern const CommandDef kDownCommand;
+extern const CommandDef kRunCommand;
+extern const CommandDef kStatusCommand;
+
+// Exit statuses besides the program's own (run) and 0.
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+} // namespace rdmaemu

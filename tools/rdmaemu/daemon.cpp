@@ -1,0 +1,110 @@
+#include "daemon.h"
+
+#include "emu/ipc/control_client.h"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <fstream>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace rdmaemu {
+
+std::optional<int> pick_subnet() {
+    for (int s = 0; s <= 254; ++s) {
+        int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return std::nullopt;
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(kRoceV2Port);
+        addr.sin_addr.s_addr = htonl((127u << 24) | (static_cast<unsigned>(s) << 8) | 1u);
+        int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+        ::close(fd);
+        if (rc == 0) return s;
+    }
+    return std::nullopt;
+}
+
+pid_t spawn_detached(const std::vector<std::string>& argv, const std::string& log) {
+    // Everything the child needs is prepared here: after fork only async-signal-safe calls.
+    std::vector<char*> cargv;
+    for (const auto& a : argv)
+        cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0) return -errno;
+    int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_fd < 0) {
+        int err = errno;
+        ::close(null_fd);
+        return -err;
+    }
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::setsid();
+        // Ignored signals survive exec; the daemon must see SIGTERM and SIGINT as usual.
+        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE})
+            ::signal(sig, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::dup2(null_fd, STDIN_FILENO);
+        ::dup2(log_fd, STDOUT_FILENO);
+        ::dup2(log_fd, STDERR_FILENO);
+        ::execv(cargv[0], cargv.data());
+        const char msg[] = "rdmaemu: cannot execute nicsimd\n";
+        [[maybe_unused]] auto n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+        ::_exit(127);
+    }
+    int err = errno;
+    ::close(null_fd);
+    ::close(log_fd);
+    return pid < 0 ? -err : pid;
+}
+
+ReadyResult wait_ready(const std::string& socket, pid_t pid, std::chrono::milliseconds limit) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+        ReadyResult r;
+        if (::waitpid(pid, &r.wait_status, WNOHANG) == pid) {
+            r.exited = true;
+            return r;
+        }
+        emu::ipc::ControlClient probe;
+        if (probe.connect(socket) == 0) {
+            r.ready = true;
+            return r;
+        }
+        if (std::chrono::steady_clock::now() >= deadline) return r;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
+std::string describe_wait_status(int status) {
+    if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+    return "status " + std::to_string(status);
+}
+
+std::string tail_file(const std::string& path, int lines) {
+    std::ifstream in(path);
+    std::deque<std::string> last;
+    std::string line;
+    while (std::getline(in, line)) {
+        last.push_back(line);
+        if (static_cast<int>(last.size()) > lines) last.pop_front();
+    }
+    std::string out;
+    for (const auto& l : last)
+        out += "    " + l + "\n";
+    return out;
+}
+
+} // namespace rdmaemu

@@ -1,0 +1,40 @@
+// Starting one nicsimd: finding a free address range, spawning it detached, and waiting until
+// its control socket answers.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace rdmaemu {
+
+// RoCE v2's UDP port, which every nicsimd binds on its own address.
+inline constexpr int kRoceV2Port = 4791;
+
+// The first S in 0..254 where UDP port 4791 is free on 127.0.S.1, so that sets of hosts in
+// different runtime directories get different addresses.
+std::optional<int> pick_subnet();
+
+// Starts `argv` (argv[0] is the program's path) in a new session, stdin from /dev/null and
+// stdout/stderr appended to `log`, so it outlives rdmaemu and its terminal. Returns the pid or
+// -errno.
+pid_t spawn_detached(const std::vector<std::string>& argv, const std::string& log);
+
+struct ReadyResult {
+    bool ready = false;
+    bool exited = false; // the daemon died before its socket answered
+    int wait_status = 0; // waitpid's status when exited
+};
+
+// Waits until `socket` accepts a connection, the process exits, or `limit` passes.
+ReadyResult wait_ready(const std::string& socket, pid_t pid, std::chrono::milliseconds limit);
+
+// "exit status 1", "killed by signal 9".
+std::string describe_wait_status(int status);
+
+// The last `lines` lines of a file, for showing why a daemon failed.
+std::string tail_file(const std::string& path, int lines);
+
+} // namespace rdmaemu

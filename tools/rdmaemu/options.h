@@ -1,0 +1,41 @@
+// Command-line options of the rdmaemu commands: each command declares a table of OptionSpec, and
+// one parser serves them all, so a new option (a fault or capture flag passed on to nicsimd) is
+// one table entry.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rdmaemu {
+
+struct OptionSpec {
+    std::string_view name;  // without the leading "--"
+    std::string_view value; // placeholder shown in usage; empty for a flag
+    std::string_view help;
+    std::span<const std::string_view> choices = {}; // allowed values; empty: any
+    bool to_daemon = false;                         // `up` passes it on to each nicsimd as given
+};
+
+struct ParsedArgs {
+    std::map<std::string, std::string, std::less<>> values; // flags map to ""
+    std::vector<std::string> rest;                          // the command line, if any
+
+    bool has(std::string_view name) const { return values.find(name) != values.end(); }
+    std::optional<std::string> get(std::string_view name) const;
+};
+
+// Parses `--name value`, `--name=value` and flags. With `takes_command`, "--" or the first
+// word that is not an option starts the command line, which goes to `rest`; without, such a
+// word is an error. Returns an error message, or nothing on success.
+std::optional<std::string> parse_options(std::span<char* const> args,
+                                         std::span<const OptionSpec> specs, bool takes_command,
+                                         ParsedArgs& out);
+
+// A whole number in [lo, hi], or nothing.
+std::optional<int> parse_int(std::string_view text, int lo, int hi);
+
+} // namespace rdmaemu

@@ -1,0 +1,89 @@
+// rdmaemu run: starts a program on one emulated host, with the emulator's libibverbs in place
+// of the system's.
+#include "commands.h"
+#include "hostset.h"
+#include "locations.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+namespace rdmaemu {
+
+namespace {
+
+// Failures of rdmaemu itself, as env(1) reports them, apart from the program's own statuses.
+constexpr int kExitRunFailed = 125;
+constexpr int kExitCannotExec = 126;
+constexpr int kExitNotFound = 127;
+
+constexpr OptionSpec kOptions[] = {
+    {"host", "I", "the host to run on (see rdmaemu status)"},
+    {"preload", "", "load the library with LD_PRELOAD instead of LD_LIBRARY_PATH"},
+};
+
+// `value` in front of the list in `name` (colon-separated), or alone when it is unset.
+void prepend_env(const char* name, const std::string& value) {
+    const char* old = std::getenv(name);
+    std::string v = old && *old ? value + ":" + old : value;
+    ::setenv(name, v.c_str(), 1);
+}
+
+int run(const ParsedArgs& args) {
+    auto host_arg = args.get("host");
+    if (!host_arg || args.rest.empty()) {
+        std::fprintf(stderr, "rdmaemu run: needs --host I and a program to run\n");
+        return kExitUsage;
+    }
+    auto host = parse_int(*host_arg, 1, 254);
+    if (!host) {
+        std::fprintf(stderr, "rdmaemu run: --host wants a host number (1-254)\n");
+        return kExitUsage;
+    }
+    std::string runtime = runtime_dir_abs();
+    auto hosts = load_hosts(runtime);
+    const HostEntry* h = find_host(hosts, *host);
+    if (!h || !daemon_alive(*h)) {
+        std::fprintf(stderr, "rdmaemu run: host %d is not up in %s (%s)\n", *host, runtime.c_str(),
+                     hosts.empty() ? "start hosts with 'rdmaemu up --hosts N'"
+                                   : "see 'rdmaemu status'");
+        return kExitRunFailed;
+    }
+    std::string lib = verbs_lib_path();
+    if (::access(lib.c_str(), R_OK) != 0) {
+        std::fprintf(stderr, "rdmaemu run: %s not found (build the verbs_api target)\n",
+                     lib.c_str());
+        return kExitRunFailed;
+    }
+
+    ::setenv("RDMAEMU_RUNTIME_DIR", runtime.c_str(), 1);
+    ::setenv("RDMAEMU_HOST", std::to_string(*host).c_str(), 1);
+    ::unsetenv("RDMAEMU_SOCKET"); // it would override RDMAEMU_HOST in the library
+    if (args.has("preload"))
+        prepend_env("LD_PRELOAD", lib);
+    else
+        prepend_env("LD_LIBRARY_PATH", verbs_lib_dir());
+
+    std::vector<char*> argv;
+    for (const auto& a : args.rest)
+        argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    int err = errno;
+    std::fprintf(stderr, "rdmaemu run: %s: %s\n", argv[0], std::strerror(err));
+    return err == ENOENT ? kExitNotFound : kExitCannotExec;
+}
+
+} // namespace
+
+const CommandDef kRunCommand = {"run",
+                                "--host I [--preload] -- PROGRAM [ARGS...]",
+                                "run PROGRAM on host I with the emulator's libibverbs",
+                                kOptions,
+                                true,
+                                run};
+
+} // namespace rdmaemu
