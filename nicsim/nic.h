@@ -14,6 +14,17 @@ namespace nicsim {
 
 struct SessionObjects;
 
+// What the control path tells the data path (the transport engine), so it never holds on to
+// an object the control path frees.
+class DataPath {
+  public:
+    virtual ~DataPath() = default;
+    virtual void qp_modified(Qp& qp, ibv_qp_state from) = 0;
+    virtual void qp_destroying(Qp& qp) = 0;
+    // A session's app posted work (SQ, RQ or SRQ).
+    virtual void doorbell(SessionObjects& objects) = 0;
+};
+
 // Device-wide totals, checked against the device limits when objects are created.
 struct ObjectTotals {
     uint32_t pd = 0, mr = 0, cq = 0, qp = 0, srq = 0, ah = 0, comp_channel = 0;
@@ -41,6 +52,9 @@ class Nic {
 
     uint32_t next_session_id() { return ++last_session_id_; }
 
+    DataPath* data_path() const { return data_path_; }
+    void set_data_path(DataPath* dp) { data_path_ = dp; }
+
   private:
     Device device_;
     emu::KeyAllocator keys_;
@@ -49,6 +63,7 @@ class Nic {
     uint32_t next_qpn_ = 0x11;
     uint32_t last_session_id_ = 0;
     ObjectTotals totals_;
+    DataPath* data_path_ = nullptr;
 };
 
 } // namespace nicsim

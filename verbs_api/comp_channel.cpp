@@ -11,10 +11,14 @@ namespace ipc = emu::ipc;
 
 VERBS_EXPORT ibv_comp_channel* ibv_create_comp_channel(ibv_context* ctx) {
     ipc::HandleReply r{};
-    int fd = -1;
-    if (int err = control(ctx).call<ipc::Op::CreateCompChannel>({}, r, &fd))
+    ipc::PassedFds fds;
+    if (int err = control(ctx).call<ipc::Op::CreateCompChannel>({}, r, &fds))
         return fail<ibv_comp_channel>(err);
-    if (fd < 0) return fail<ibv_comp_channel>(EIO);
+    if (fds.count != 1) {
+        fds.close_all();
+        return fail<ibv_comp_channel>(EIO);
+    }
+    int fd = fds.fd[0];
     auto* ch = new (std::nothrow) EmuCompChannel{};
     if (!ch) {
         ::close(fd);

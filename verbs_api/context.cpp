@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <new>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 using namespace verbs;
@@ -36,13 +37,21 @@ VERBS_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
         return fail<ibv_context>(err == ENOENT || err == ECONNREFUSED ? ENODEV : err);
     }
     ipc::HelloReply hello{};
-    int async_fd = -1;
-    err = c->control.call<ipc::Op::Hello>({ipc::kHelloContext, 0}, hello, &async_fd);
-    if (err || async_fd < 0) {
-        if (async_fd >= 0) ::close(async_fd);
+    ipc::PassedFds fds;
+    err = c->control.call<ipc::Op::Hello>({ipc::kHelloContext, 0}, hello, &fds);
+    if (!err && fds.count != 3) err = EIO;
+    if (!err) err = c->doorbell_page.map(fds.fd[2], ipc::kDoorbellPageSize);
+    if (err) {
+        if (fds.count > 2) fds.fd[2] = -1; // map() closed it
+        fds.close_all();
         delete c;
-        return fail<ibv_context>(err ? err : EIO);
+        return fail<ibv_context>(err);
     }
+    int async_fd = fds.fd[0];
+    c->doorbell_fd = fds.fd[1];
+    // The NIC reads and writes our registered memory with process_vm_readv/writev; where Yama
+    // restricts ptrace to descendants, allow the NIC's process explicitly.
+    ::prctl(PR_SET_PTRACER, static_cast<unsigned long>(hello.daemon_pid), 0, 0, 0);
     c->device = dev;
     ibv_context& ctx = c->vctx.context;
     ctx.device = device;
@@ -61,6 +70,7 @@ VERBS_EXPORT int ibv_close_device(ibv_context* ctx) {
     // Ending the session makes the NIC free everything this context still owns.
     c->control.close();
     ::close(ctx->async_fd);
+    ::close(c->doorbell_fd);
     pthread_mutex_destroy(&ctx->mutex);
     delete c;
     return 0;

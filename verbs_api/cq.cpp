@@ -14,12 +14,22 @@ VERBS_EXPORT ibv_cq* ibv_create_cq(ibv_context* ctx, int cqe, void* cq_context,
     uint32_t ch_handle = channel ? emu_channel(channel)->handle : 0;
     ipc::CreateCqReq req{cqe, ch_handle, comp_vector, 0};
     ipc::CreateCqReply r{};
-    if (int err = control(ctx).call<ipc::Op::CreateCq>(req, r)) return fail<ibv_cq>(err);
+    ipc::PassedFds fds;
+    if (int err = control(ctx).call<ipc::Op::CreateCq>(req, r, &fds)) return fail<ibv_cq>(err);
     auto* ecq = new (std::nothrow) EmuCq{};
-    if (!ecq) {
-        control(ctx).call<ipc::Op::DestroyCq>({r.handle, 0});
-        return fail<ibv_cq>(ENOMEM);
+    int err = !ecq ? ENOMEM : fds.count != 1 ? EIO : 0;
+    if (!err) {
+        err = ecq->memory.map(fds.fd[0], r.ring_bytes);
+        fds.count = 0; // map() took it
     }
+    if (err) {
+        fds.close_all();
+        delete ecq;
+        control(ctx).call<ipc::Op::DestroyCq>({r.handle, 0});
+        return fail<ibv_cq>(err);
+    }
+    ecq->ring = {static_cast<ipc::RingHeader*>(ecq->memory.data), r.cqe,
+                 sizeof(ipc::Cqe), 0};
     ibv_cq& cq = ecq->cq;
     cq.context = ctx;
     cq.channel = channel;
@@ -40,8 +50,20 @@ VERBS_EXPORT ibv_cq* ibv_create_cq(ibv_context* ctx, int cqe, void* cq_context,
 }
 
 VERBS_EXPORT int ibv_resize_cq(ibv_cq* cq, int cqe) {
+    auto* ecq = reinterpret_cast<EmuCq*>(cq);
+    std::lock_guard lock(ecq->poll_mutex);
+    // Publish what we polled, so the NIC moves only unpolled completions to the new ring.
+    ecq->ring.header->consumer.store(ecq->ring.index, std::memory_order_release);
     ipc::ResizeCqReply r{};
-    if (int err = control(cq->context).call<ipc::Op::ResizeCq>({cq->handle, cqe}, r)) return err;
+    ipc::PassedFds fds;
+    if (int err = control(cq->context).call<ipc::Op::ResizeCq>({cq->handle, cqe}, r, &fds))
+        return err;
+    if (fds.count != 1) {
+        fds.close_all();
+        return EIO;
+    }
+    if (int err = ecq->memory.map(fds.fd[0], r.ring_bytes)) return err;
+    ecq->ring = {static_cast<ipc::RingHeader*>(ecq->memory.data), r.cqe, sizeof(ipc::Cqe), 0};
     cq->cqe = static_cast<int>(r.cqe);
     return 0;
 }

@@ -1,42 +1,167 @@
-// The data-path ops. Until the NIC's transport exists no work request can be executed:
-// posting fails with EOPNOTSUPP (said once on stderr) and CQs stay empty.
+// The data path: posting writes WQEs into the shared rings and rings the doorbell; polling
+// reads CQEs from shared memory. No socket, and a syscall only to wake a sleeping NIC.
 #include "emu_objects.h"
 #include "ops.h"
 
 #include <cerrno>
-#include <cstdio>
-#include <mutex>
+#include <cstring>
+#include <sched.h>
 
 namespace verbs {
+namespace ipc = emu::ipc;
+
 namespace {
 
-int not_yet(const char* verb) {
-    static std::once_flag once;
-    std::call_once(once, [verb] {
-        std::fprintf(stderr, "rdmaemu: %s: the emulated data path is not implemented yet\n",
-                     verb);
-    });
-    return EOPNOTSUPP;
+bool ring_full(const ShimRing& r) {
+    return r.index - r.header->consumer.load(std::memory_order_acquire) >= r.entries;
+}
+
+void publish(ShimRing& r) { r.header->producer.store(r.index, std::memory_order_seq_cst); }
+
+bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
+    switch (type) {
+    case IBV_QPT_RC: return op <= IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_SEND_WITH_INV;
+    case IBV_QPT_UC:
+        return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE ||
+               op == IBV_WR_RDMA_WRITE_WITH_IMM;
+    case IBV_QPT_UD: return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
+    default: return false;
+    }
+}
+
+// Fills the slot for one send WR. Returns 0 or the errno ibv_post_send reports.
+int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
+    if (!opcode_allowed(q.qp.qp_type, wr.opcode)) return EINVAL;
+    if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > q.cap.max_send_sge) return EINVAL;
+    auto* w = reinterpret_cast<ipc::SendWqe*>(slot);
+    *w = {};
+    w->wr_id = wr.wr_id;
+    w->opcode = wr.opcode;
+    w->send_flags = wr.send_flags;
+    w->imm_data = wr.opcode == IBV_WR_SEND_WITH_INV ? wr.invalidate_rkey : wr.imm_data;
+    if (q.qp.qp_type == IBV_QPT_UD) {
+        if (!wr.wr.ud.ah) return EINVAL;
+        w->ah = wr.wr.ud.ah->handle;
+        w->remote_qpn = wr.wr.ud.remote_qpn;
+        w->remote_qkey = wr.wr.ud.remote_qkey;
+    } else if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+        w->remote_addr = wr.wr.atomic.remote_addr;
+        w->rkey = wr.wr.atomic.rkey;
+        w->compare_add = wr.wr.atomic.compare_add;
+        w->swap = wr.wr.atomic.swap;
+    } else {
+        w->remote_addr = wr.wr.rdma.remote_addr;
+        w->rkey = wr.wr.rdma.rkey;
+    }
+    char* tail = slot + sizeof(ipc::SendWqe);
+    bool inline_data = (wr.send_flags & IBV_SEND_INLINE) && wr.opcode != IBV_WR_RDMA_READ &&
+                       wr.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
+                       wr.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;
+    if (inline_data) {
+        // Copied now: the app may reuse its buffer as soon as this call returns.
+        uint64_t total = 0;
+        for (int i = 0; i < wr.num_sge; ++i) total += wr.sg_list[i].length;
+        if (total > q.cap.max_inline_data) return EINVAL;
+        for (int i = 0; i < wr.num_sge; ++i) {
+            std::memcpy(tail, reinterpret_cast<const void*>(wr.sg_list[i].addr),
+                        wr.sg_list[i].length);
+            tail += wr.sg_list[i].length;
+        }
+        w->inline_len = static_cast<uint32_t>(total);
+    } else {
+        w->send_flags &= ~IBV_SEND_INLINE;
+        w->num_sge = static_cast<uint32_t>(wr.num_sge);
+        std::memcpy(tail, wr.sg_list, sizeof(ibv_sge) * wr.num_sge);
+    }
+    return 0;
+}
+
+int write_recv_wqe(const ibv_recv_wr& wr, uint32_t max_sge, char* slot) {
+    if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > max_sge) return EINVAL;
+    auto* w = reinterpret_cast<ipc::RecvWqe*>(slot);
+    w->wr_id = wr.wr_id;
+    w->num_sge = static_cast<uint32_t>(wr.num_sge);
+    std::memcpy(slot + sizeof(ipc::RecvWqe), wr.sg_list, sizeof(ibv_sge) * wr.num_sge);
+    return 0;
+}
+
+template <typename Wr, typename Fill>
+int post(ibv_context* ctx, ShimRing& ring, Wr* wr, Wr** bad_wr, Fill fill) {
+    int err = 0;
+    uint32_t start = ring.index;
+    for (; wr; wr = wr->next) {
+        if (ring_full(ring)) {
+            err = ENOMEM;
+            break;
+        }
+        if ((err = fill(*wr, ring.slot(ring.index)))) break;
+        ++ring.index;
+    }
+    if (err) *bad_wr = wr;
+    if (ring.index != start) {
+        publish(ring);
+        ring_doorbell(ctx);
+    }
+    return err;
 }
 
 } // namespace
 
-int poll_cq(ibv_cq*, int, ibv_wc*) { return 0; }
-int req_notify_cq(ibv_cq*, int) { return 0; }
-
-int post_send(ibv_qp*, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
-    *bad_wr = wr;
-    return not_yet("ibv_post_send");
+int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+    auto& q = *reinterpret_cast<EmuQp*>(qp);
+    std::lock_guard lock(q.sq_mutex);
+    return post(qp->context, q.sq, wr, bad_wr,
+                [&q](const ibv_send_wr& w, char* slot) { return write_send_wqe(q, w, slot); });
 }
 
-int post_recv(ibv_qp*, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
-    *bad_wr = wr;
-    return not_yet("ibv_post_recv");
+int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+    auto& q = *reinterpret_cast<EmuQp*>(qp);
+    if (qp->srq) { // receives come from the SRQ
+        *bad_wr = wr;
+        return EINVAL;
+    }
+    std::lock_guard lock(q.rq_mutex);
+    uint32_t max_sge = q.cap.max_recv_sge;
+    return post(qp->context, q.rq, wr, bad_wr, [max_sge](const ibv_recv_wr& w, char* slot) {
+        return write_recv_wqe(w, max_sge, slot);
+    });
 }
 
-int post_srq_recv(ibv_srq*, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
-    *bad_wr = wr;
-    return not_yet("ibv_post_srq_recv");
+int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+    auto& s = *reinterpret_cast<EmuSrq*>(srq);
+    std::lock_guard lock(s.mutex);
+    uint32_t max_sge = s.max_sge;
+    return post(srq->context, s.ring, wr, bad_wr, [max_sge](const ibv_recv_wr& w, char* slot) {
+        return write_recv_wqe(w, max_sge, slot);
+    });
+}
+
+int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
+    auto& c = *reinterpret_cast<EmuCq*>(cq);
+    std::lock_guard lock(c.poll_mutex);
+    ShimRing& r = c.ring;
+    uint32_t available = r.header->producer.load(std::memory_order_acquire) - r.index;
+    if (available > r.entries) available = r.entries;
+    int n = 0;
+    for (; n < num_entries && static_cast<uint32_t>(n) < available; ++n)
+        std::memcpy(&wc[n], r.slot(r.index + n), sizeof(ibv_wc));
+    if (n) {
+        r.index += n;
+        r.header->consumer.store(r.index, std::memory_order_release);
+        c.empty_polls = 0;
+    } else if (++c.empty_polls >= 64) {
+        // Apps busy-poll here; on a small machine the NIC processes need the CPU to make the
+        // completions this loop waits for.
+        sched_yield();
+    }
+    return n;
+}
+
+int req_notify_cq(ibv_cq* cq, int solicited_only) {
+    auto& c = *reinterpret_cast<EmuCq*>(cq);
+    c.ring.header->notify.store(solicited_only ? ipc::kNotifySolicited : ipc::kNotifyAny,
+                                std::memory_order_seq_cst);
+    return 0;
 }
 
 } // namespace verbs

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "emu/ipc/control_client.h"
+#include "emu/ipc/rings.h"
 
 #include <infiniband/verbs.h>
 
@@ -25,10 +26,33 @@ struct EmuDevice {
     int index = 0;
 };
 
+// A ring mapped from the NIC, with this side's private copy of its geometry and index.
+struct ShimRing {
+    emu::ipc::RingHeader* header = nullptr;
+    uint32_t entries = 0;
+    uint32_t entry_size = 0;
+    uint32_t index = 0; // producer (SQ, RQ, SRQ) or consumer (CQ)
+    char* slot(uint32_t i) const { return emu::ipc::ring_slot(header, i, entries, entry_size); }
+};
+
+// A shared mapping of `bytes` from a memfd the NIC sent; unmapped by the destructor.
+struct Mapping {
+    void* data = nullptr;
+    size_t bytes = 0;
+    Mapping() = default;
+    Mapping(const Mapping&) = delete;
+    Mapping& operator=(const Mapping&) = delete;
+    ~Mapping() { reset(); }
+    int map(int fd, size_t len); // 0 or errno; closes fd
+    void reset();
+};
+
 struct EmuContext {
     verbs_context vctx; // its last member is the ibv_context the app holds
     EmuDevice* device = nullptr;
     emu::ipc::ControlClient control;
+    int doorbell_fd = -1;
+    Mapping doorbell_page;
 
     // Objects that async events can name, by their NIC handle.
     std::mutex events_mutex;
@@ -55,20 +79,35 @@ inline EmuCompChannel* emu_channel(ibv_comp_channel* ch) {
     return reinterpret_cast<EmuCompChannel*>(ch);
 }
 
+// Tells the NIC that work was posted, if it sleeps (a syscall only then).
+void ring_doorbell(ibv_context* ctx);
+
 struct EmuCq {
     ibv_cq cq;
     uint32_t comp_events_reported = 0;  // delivered by ibv_get_cq_event
     uint32_t async_events_reported = 0; // delivered by ibv_get_async_event
+    std::mutex poll_mutex;
+    Mapping memory;
+    ShimRing ring;
+    uint32_t empty_polls = 0; // consecutive polls that found nothing
 };
 
 struct EmuQp {
     ibv_qp qp;
     uint32_t events_reported = 0;
+    std::mutex sq_mutex, rq_mutex;
+    Mapping memory;
+    ShimRing sq, rq;
+    ibv_qp_cap cap{};
 };
 
 struct EmuSrq {
     ibv_srq srq;
     uint32_t events_reported = 0;
+    std::mutex mutex;
+    Mapping memory;
+    ShimRing ring;
+    uint32_t max_sge = 0;
 };
 
 // Waits (on the object's own mutex and cond) until the app has acked `reported` events.

@@ -45,10 +45,15 @@ VERBS_EXPORT ibv_mr* (ibv_reg_mr_iova)(ibv_pd* pd, void* addr, size_t length, ui
 
 VERBS_EXPORT int ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t length,
                               int access) {
-    if (flags <= 0 || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED)) return IBV_REREG_MR_ERR_INPUT;
-    if ((flags & IBV_REREG_MR_CHANGE_PD) && !pd) return IBV_REREG_MR_ERR_INPUT;
-    if ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length))
+    // rdma-core's own input checks; flags == 0 goes on to the NIC, which rejects it (ERR_CMD).
+    bool bad_input = (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+                     ((flags & IBV_REREG_MR_CHANGE_PD) && !pd) ||
+                     ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
+                     (!(flags & IBV_REREG_MR_CHANGE_ACCESS) && access);
+    if (bad_input) {
+        errno = EINVAL;
         return IBV_REREG_MR_ERR_INPUT;
+    }
     unsigned int acc = static_cast<unsigned int>(access) & ~IBV_ACCESS_OPTIONAL_RANGE;
     uint64_t va = reinterpret_cast<uintptr_t>(addr);
     ipc::ReregMrReq req{mr->handle, static_cast<uint32_t>(flags),

@@ -19,12 +19,26 @@ VERBS_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
                          static_cast<uint32_t>(attr->sq_sig_all),
                          attr->cap};
     ipc::CreateQpReply r{};
-    if (int err = control(ctx).call<ipc::Op::CreateQp>(req, r)) return fail<ibv_qp>(err);
+    ipc::PassedFds fds;
+    if (int err = control(ctx).call<ipc::Op::CreateQp>(req, r, &fds)) return fail<ibv_qp>(err);
     auto* eqp = new (std::nothrow) EmuQp{};
-    if (!eqp) {
-        control(ctx).call<ipc::Op::DestroyQp>({r.handle, 0});
-        return fail<ibv_qp>(ENOMEM);
+    int err = !eqp ? ENOMEM : fds.count != 1 ? EIO : 0;
+    if (!err) {
+        err = eqp->memory.map(fds.fd[0], r.ring_bytes);
+        fds.count = 0; // map() took it
     }
+    if (err) {
+        fds.close_all();
+        delete eqp;
+        control(ctx).call<ipc::Op::DestroyQp>({r.handle, 0});
+        return fail<ibv_qp>(err);
+    }
+    char* base = static_cast<char*>(eqp->memory.data);
+    eqp->sq = {reinterpret_cast<ipc::RingHeader*>(base), r.sq_entries, r.sq_wqe_size, 0};
+    if (r.rq_entries)
+        eqp->rq = {reinterpret_cast<ipc::RingHeader*>(base + r.rq_offset), r.rq_entries,
+                   r.rq_wqe_size, 0};
+    eqp->cap = r.cap;
     ibv_qp& qp = eqp->qp;
     qp.context = ctx;
     qp.qp_context = attr->qp_context;

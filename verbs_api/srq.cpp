@@ -11,13 +11,23 @@ namespace ipc = emu::ipc;
 VERBS_EXPORT ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
     ibv_context* ctx = pd->context;
     ipc::CreateSrqReply r{};
-    if (int err = control(ctx).call<ipc::Op::CreateSrq>({pd->handle, 0, attr->attr}, r))
+    ipc::PassedFds fds;
+    if (int err = control(ctx).call<ipc::Op::CreateSrq>({pd->handle, 0, attr->attr}, r, &fds))
         return fail<ibv_srq>(err);
     auto* esrq = new (std::nothrow) EmuSrq{};
-    if (!esrq) {
-        control(ctx).call<ipc::Op::DestroySrq>({r.handle, 0});
-        return fail<ibv_srq>(ENOMEM);
+    int err = !esrq ? ENOMEM : fds.count != 1 ? EIO : 0;
+    if (!err) {
+        err = esrq->memory.map(fds.fd[0], r.ring_bytes);
+        fds.count = 0; // map() took it
     }
+    if (err) {
+        fds.close_all();
+        delete esrq;
+        control(ctx).call<ipc::Op::DestroySrq>({r.handle, 0});
+        return fail<ibv_srq>(err);
+    }
+    esrq->ring = {static_cast<ipc::RingHeader*>(esrq->memory.data), r.entries, r.wqe_size, 0};
+    esrq->max_sge = r.attr.max_sge;
     ibv_srq& srq = esrq->srq;
     srq.context = ctx;
     srq.srq_context = attr->srq_context;

@@ -39,8 +39,8 @@ int ControlClient::call_text(Op op, std::string& text) {
 }
 
 int ControlClient::call_raw(Op op, const void* req, size_t req_len, void* reply, size_t reply_len,
-                            std::string* text, int* passed_fd) {
-    if (passed_fd) *passed_fd = -1;
+                            std::string* text, PassedFds* fds) {
+    if (fds) *fds = PassedFds{};
     std::lock_guard lock(mutex_);
     if (fd_ < 0) return EIO;
     char out[kMaxRequest];
@@ -51,31 +51,34 @@ int ControlClient::call_raw(Op op, const void* req, size_t req_len, void* reply,
     if (send_message(fd_, out, h.length) != 0) return EIO;
 
     std::vector<char> in(text ? kMaxReply : sizeof(ReplyHeader) + reply_len);
-    int fd = -1;
-    ssize_t n = recv_message(fd_, in.data(), in.size(), &fd);
+    PassedFds got;
+    ssize_t n = recv_message(fd_, in.data(), in.size(), &got);
     if (n < static_cast<ssize_t>(sizeof(ReplyHeader))) {
-        if (fd >= 0) ::close(fd);
+        got.close_all();
         return EIO;
     }
     ReplyHeader rh;
     std::memcpy(&rh, in.data(), sizeof rh);
     if (rh.hdr.magic != kMagic || rh.hdr.seq != h.seq || rh.hdr.op != h.op ||
-        rh.hdr.length != static_cast<uint32_t>(n)) {
-        if (fd >= 0) ::close(fd);
+        rh.hdr.length != static_cast<uint32_t>(n) || (rh.err != 0 && got.count)) {
+        got.close_all();
         return EIO;
     }
-    if (passed_fd)
-        *passed_fd = fd;
-    else if (fd >= 0)
-        ::close(fd);
     if (rh.err != 0) return rh.err;
     size_t body = static_cast<size_t>(n) - sizeof rh;
     if (text) {
         text->assign(in.data() + sizeof rh, body);
     } else {
-        if (body != reply_len) return EIO;
+        if (body != reply_len) {
+            got.close_all();
+            return EIO;
+        }
         if (reply_len) std::memcpy(reply, in.data() + sizeof rh, reply_len);
     }
+    if (fds)
+        *fds = got;
+    else
+        got.close_all();
     return 0;
 }
 

@@ -7,20 +7,27 @@
 
 namespace emu::ipc {
 
-int send_message(int sock, const void* buf, size_t len, int pass_fd) {
+void PassedFds::close_all() {
+    for (size_t i = 0; i < count; ++i)
+        if (fd[i] >= 0) ::close(fd[i]);
+    count = 0;
+}
+
+int send_message(int sock, const void* buf, size_t len, const int* fds, size_t nfds) {
+    if (nfds > kMaxPassedFds) return EINVAL;
     iovec iov{const_cast<void*>(buf), len};
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    if (pass_fd >= 0) {
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxPassedFds)];
+    if (nfds) {
         msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
+        msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
         cmsghdr* c = CMSG_FIRSTHDR(&msg);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+        std::memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
     }
     for (;;) {
         ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
@@ -29,13 +36,15 @@ int send_message(int sock, const void* buf, size_t len, int pass_fd) {
     }
 }
 
-ssize_t recv_message(int sock, void* buf, size_t cap, int* received_fd) {
-    *received_fd = -1;
+ssize_t recv_message(int sock, void* buf, size_t cap, PassedFds* fds) {
+    PassedFds local;
+    PassedFds& out = fds ? *fds : local;
+    out = PassedFds{};
     iovec iov{buf, cap};
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)];
     msg.msg_control = control;
     msg.msg_controllen = sizeof control;
     ssize_t n;
@@ -49,16 +58,15 @@ ssize_t recv_message(int sock, void* buf, size_t cap, int* received_fd) {
         for (size_t i = 0; i < count; ++i) {
             int fd;
             std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            if (*received_fd < 0)
-                *received_fd = fd;
+            if (out.count < kMaxPassedFds)
+                out.fd[out.count++] = fd;
             else
                 ::close(fd);
         }
     }
-    if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-        if (*received_fd >= 0) ::close(*received_fd);
-        *received_fd = -1;
-        return -EMSGSIZE;
+    if (!fds || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        out.close_all();
+        if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) return -EMSGSIZE;
     }
     return n;
 }

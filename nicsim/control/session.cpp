@@ -8,6 +8,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <fcntl.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -53,9 +55,8 @@ void Session::wait_readable() {
 
 void Session::on_readable() {
     alignas(8) char buf[ipc::kMaxRequest];
-    int fd = -1;
-    ssize_t n = ipc::recv_message(sock_.native_handle(), buf, sizeof buf, &fd);
-    if (fd >= 0) ::close(fd); // clients never pass descriptors to the NIC
+    // Clients never pass descriptors to the NIC: recv_message closes any that come.
+    ssize_t n = ipc::recv_message(sock_.native_handle(), buf, sizeof buf, nullptr);
     if (n == -EAGAIN) return wait_readable();
     if (n == -EMSGSIZE) return end("protocol error: oversized message");
     if (n < 0) return end(std::string("receive failed: ") + std::strerror(static_cast<int>(-n)));
@@ -83,7 +84,7 @@ void Session::handle_request(const char* msg, size_t len) {
     if (!greeted_) return end(std::string("protocol error: ") + ipc::op_name(op) + " before Hello");
     if (op == ipc::Op::Status) {
         std::string text = status_();
-        return send_reply(h, 0, text.data(), text.size(), -1);
+        return send_reply(h, 0, text.data(), text.size());
     }
     if (!context_) return end(std::string("protocol error: ") + ipc::op_name(op) +
                               " on a session that opened no device context");
@@ -99,21 +100,53 @@ void Session::hello(const ipc::Header& h, const ipc::HelloReq& req) {
     reply.session_id = id_;
     reply.node_type = IBV_NODE_CA;
     reply.transport_type = IBV_TRANSPORT_IB;
-    int pass_fd = -1;
+    reply.daemon_pid = ::getpid();
+    std::vector<UniqueFd> fds;
     if (req.flags & ipc::kHelloContext) {
-        int fds[2];
-        if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0)
-            return send_reply(h, errno, nullptr, 0, -1);
-        async_end_.reset(fds[0]);
-        pass_fd = fds[1];
-        context_ = true;
+        if (int err = open_context(fds)) return send_reply(h, err, nullptr, 0);
         log_.info("{} opened {} for pid {} ({})", prefix_, dev.name(), pid_, comm_);
     }
-    send_reply(h, 0, &reply, sizeof reply, pass_fd);
+    send_reply(h, 0, &reply, sizeof reply, fds);
+}
+
+// A device context gets the async-event socket, the doorbell eventfd and the doorbell page.
+int Session::open_context(std::vector<UniqueFd>& fds) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) return errno;
+    async_end_.reset(pair[0]);
+    fds.emplace_back(pair[1]);
+    int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (efd < 0) return errno;
+    doorbell_wait_ = std::make_unique<boost::asio::posix::stream_descriptor>(
+        sock_.get_executor(), efd);
+    fds.emplace_back(::fcntl(efd, F_DUPFD_CLOEXEC, 0));
+    UniqueFd page_fd;
+    if (int err = SharedMemory::create("rdmaemu-doorbell", ipc::kDoorbellPageSize,
+                                       doorbell_page_, page_fd))
+        return err;
+    // The NIC sleeps between kicks: every post rings the eventfd.
+    static_cast<ipc::DoorbellPage*>(doorbell_page_.data())->nic_sleeping.store(1);
+    fds.push_back(std::move(page_fd));
+    context_ = true;
+    wait_doorbell();
+    return 0;
+}
+
+void Session::wait_doorbell() {
+    doorbell_wait_->async_wait(
+        boost::asio::posix::descriptor_base::wait_read,
+        [self = shared_from_this()](const boost::system::error_code& ec) {
+            if (ec || self->ended_) return;
+            uint64_t kicks;
+            while (::read(self->doorbell_wait_->native_handle(), &kicks, sizeof kicks) > 0) {
+            }
+            if (DataPath* dp = self->nic_.data_path()) dp->doorbell(self->objects_);
+            self->wait_doorbell();
+        });
 }
 
 void Session::send_reply(const ipc::Header& req, int err, const void* body, size_t len,
-                         int pass_fd) {
+                         const std::vector<UniqueFd>& fds) {
     std::string out(sizeof(ipc::ReplyHeader) + len, '\0');
     ipc::ReplyHeader rh{};
     rh.hdr = req;
@@ -121,8 +154,11 @@ void Session::send_reply(const ipc::Header& req, int err, const void* body, size
     rh.err = err;
     std::memcpy(out.data(), &rh, sizeof rh);
     if (len) std::memcpy(out.data() + sizeof rh, body, len);
-    int rc = ipc::send_message(sock_.native_handle(), out.data(), out.size(), pass_fd);
-    if (pass_fd >= 0) ::close(pass_fd); // the client has its own copy now
+    int raw[ipc::kMaxPassedFds];
+    size_t n = 0;
+    for (const UniqueFd& fd : fds)
+        if (n < ipc::kMaxPassedFds) raw[n++] = fd.get();
+    int rc = ipc::send_message(sock_.native_handle(), out.data(), out.size(), raw, n);
     if (err) log_.debug("{} {} failed: {}", prefix_, ipc::op_name(static_cast<ipc::Op>(req.op)),
                         std::strerror(err));
     if (rc) end(std::string("reply failed: ") + std::strerror(rc));
@@ -139,6 +175,7 @@ void Session::end(const std::string& why) {
         log_.info("{} (pid {} {}) ended: {}; freed {} objects", prefix_, pid_, comm_, why, owned);
     boost::system::error_code ignored;
     sock_.close(ignored);
+    if (doorbell_wait_) doorbell_wait_->close(ignored);
     async_end_.reset();
     on_end_(*this);
 }

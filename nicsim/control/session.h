@@ -5,6 +5,7 @@
 #include "nic.h"
 #include "objects/session_objects.h"
 #include "objects/unique_fd.h"
+#include "data/shared_memory.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -13,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 #include <sys/types.h>
 
 namespace nicsim {
@@ -39,14 +41,17 @@ class Session : public std::enable_shared_from_this<Session> {
     Nic& nic() { return nic_; }
     SessionObjects& objects() { return objects_; }
     spdlog::logger& log() { return log_; }
+    // Sends the reply with `fds` (closed afterwards, here: the app has its own copies).
     void send_reply(const emu::ipc::Header& req, int err, const void* body, size_t len,
-                    int pass_fd);
+                    const std::vector<UniqueFd>& fds = {});
 
   private:
     void wait_readable();
     void on_readable();
     void handle_request(const char* msg, size_t len);
     void hello(const emu::ipc::Header& h, const emu::ipc::HelloReq& req);
+    int open_context(std::vector<UniqueFd>& fds);
+    void wait_doorbell();
 
     boost::asio::posix::stream_descriptor sock_;
     Nic& nic_;
@@ -61,6 +66,9 @@ class Session : public std::enable_shared_from_this<Session> {
     bool context_ = false;
     bool ended_ = false;
     UniqueFd async_end_; // async events for the app are written here
+    UniqueFd doorbell_;  // the app kicks this eventfd after posting work
+    SharedMemory doorbell_page_;
+    std::unique_ptr<boost::asio::posix::stream_descriptor> doorbell_wait_;
     SessionObjects objects_;
 };
 

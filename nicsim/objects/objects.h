@@ -2,11 +2,15 @@
 // refer to this one, so destroying it while in use fails with EBUSY as the kernel's does.
 #pragma once
 
+#include "data/shared_memory.h"
+#include "emu/ipc/rings.h"
+#include "transport/qp_transport.h"
 #include "unique_fd.h"
 
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <sys/types.h>
 
 namespace nicsim {
 
@@ -18,6 +22,7 @@ struct Pd {
 struct Mr {
     uint32_t handle = 0;
     Pd* pd = nullptr;
+    pid_t pid = 0; // the process whose memory this is
     uint64_t addr = 0;
     uint64_t length = 0;
     uint64_t iova = 0;
@@ -32,12 +37,25 @@ struct CompChannel {
     UniqueFd daemon_end; // completion events are written here
 };
 
+// A shared ring of `entries` slots of `entry_size` bytes; geometry kept on the NIC's side.
+struct Ring {
+    emu::ipc::RingHeader* header = nullptr;
+    uint32_t entries = 0;
+    uint32_t entry_size = 0;
+    char* slot(uint32_t index) const {
+        return emu::ipc::ring_slot(header, index, entries, entry_size);
+    }
+};
+
 struct Cq {
     uint32_t handle = 0;
     uint32_t users = 0;
     uint32_t cqe = 0;
     CompChannel* channel = nullptr;
     int comp_vector = 0;
+    SharedMemory memory;
+    Ring ring;
+    bool overrun = false; // the app let it fill up: completions are being lost
 };
 
 struct Srq {
@@ -45,6 +63,9 @@ struct Srq {
     uint32_t users = 0;
     Pd* pd = nullptr;
     ibv_srq_attr attr{};
+    pid_t pid = 0;
+    SharedMemory memory;
+    Ring ring;
 };
 
 struct Ah {
@@ -64,6 +85,13 @@ struct Qp {
     ibv_qp_cap cap{};
     bool sq_sig_all = false;
     ibv_qp_attr attr{}; // current attributes; attr.qp_state is the state
+    pid_t pid = 0;      // the owning process
+    SharedMemory memory;
+    Ring sq, rq; // rq.entries == 0 with an SRQ
+    RequesterState req;
+    ResponderState resp;
+    QpCounters counters;
+    bool scheduled = false; // in the engine's run queue
 };
 
 } // namespace nicsim

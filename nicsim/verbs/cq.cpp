@@ -2,6 +2,8 @@
 #include "verbs.h"
 
 #include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <sys/socket.h>
 
 namespace nicsim {
@@ -13,7 +15,8 @@ int create_comp_channel(VerbContext& c, const ipc::Empty&, ipc::HandleReply& r) 
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0) return errno;
     auto ch = std::make_unique<CompChannel>();
     ch->daemon_end.reset(fds[0]);
-    c.pass_fd = fds[1];
+    ::fcntl(fds[0], F_SETFL, O_NONBLOCK); // a stalled app must never block the NIC
+    c.pass_fds.emplace_back(fds[1]);
     r.handle = c.objects.channels.add(std::move(ch)).handle;
     ++c.nic.totals().comp_channel;
     c.log.debug("{} channel#{} created", c.prefix, r.handle);
@@ -34,6 +37,27 @@ int destroy_comp_channel(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     return 0;
 }
 
+namespace {
+
+// A CQ ring holding at least `cqe` completions; its memfd goes into `fds`.
+int make_cq_ring(Cq& cq, uint32_t cqe, std::vector<UniqueFd>& fds) {
+    uint32_t entries = emu::ipc::round_up_pow2(cqe);
+    SharedMemory mem;
+    UniqueFd fd;
+    size_t bytes = emu::ipc::ring_bytes(entries, sizeof(emu::ipc::Cqe));
+    if (int err = SharedMemory::create("rdmaemu-cq", bytes, mem, fd)) return err;
+    auto* header = static_cast<emu::ipc::RingHeader*>(mem.data());
+    header->entries = entries;
+    header->entry_size = sizeof(emu::ipc::Cqe);
+    cq.memory = std::move(mem);
+    cq.ring = {header, entries, sizeof(emu::ipc::Cqe)};
+    cq.cqe = entries;
+    fds.push_back(std::move(fd));
+    return 0;
+}
+
+} // namespace
+
 int create_cq(VerbContext& c, const ipc::CreateCqReq& q, ipc::CreateCqReply& r) {
     if (q.cqe < 1 || static_cast<uint32_t>(q.cqe) > limits::kMaxCqe) return EINVAL;
     if (q.comp_vector < 0 || q.comp_vector >= limits::kNumCompVectors) return EINVAL;
@@ -44,7 +68,7 @@ int create_cq(VerbContext& c, const ipc::CreateCqReq& q, ipc::CreateCqReply& r) 
     }
     if (c.nic.totals().cq >= limits::kMaxCq) return ENOMEM;
     auto cq = std::make_unique<Cq>();
-    cq->cqe = static_cast<uint32_t>(q.cqe);
+    if (int err = make_cq_ring(*cq, static_cast<uint32_t>(q.cqe), c.pass_fds)) return err;
     cq->channel = ch;
     cq->comp_vector = q.comp_vector;
     Cq& made = c.objects.cqs.add(std::move(cq));
@@ -52,6 +76,7 @@ int create_cq(VerbContext& c, const ipc::CreateCqReq& q, ipc::CreateCqReply& r) 
     ++c.nic.totals().cq;
     r.handle = made.handle;
     r.cqe = made.cqe;
+    r.ring_bytes = made.memory.size();
     c.log.debug("{} cq#{} created: cqe {}{}", c.prefix, made.handle, made.cqe,
                 ch ? fmt::format(" channel#{}", ch->handle) : "");
     return 0;
@@ -61,8 +86,23 @@ int resize_cq(VerbContext& c, const ipc::ResizeCqReq& q, ipc::ResizeCqReply& r) 
     Cq* cq = c.objects.cqs.get(q.cq);
     if (!cq) return EINVAL;
     if (q.cqe < 1 || static_cast<uint32_t>(q.cqe) > limits::kMaxCqe) return EINVAL;
-    cq->cqe = static_cast<uint32_t>(q.cqe);
+    const Ring& old = cq->ring;
+    uint32_t consumer = old.header->consumer.load(std::memory_order_acquire);
+    uint32_t producer = old.header->producer.load(std::memory_order_relaxed);
+    uint32_t pending = producer - consumer;
+    if (pending > old.entries) pending = old.entries; // the app scribbled on its index
+    if (static_cast<uint32_t>(q.cqe) < pending) return EINVAL; // would lose completions
+    Cq fresh;
+    if (int err = make_cq_ring(fresh, static_cast<uint32_t>(q.cqe), c.pass_fds)) return err;
+    // Move the completions the app has not polled yet into the new ring.
+    for (uint32_t i = 0; i < pending; ++i)
+        std::memcpy(fresh.ring.slot(i), old.slot(consumer + i), sizeof(emu::ipc::Cqe));
+    fresh.ring.header->producer.store(pending, std::memory_order_release);
+    cq->memory = std::move(fresh.memory);
+    cq->ring = fresh.ring;
+    cq->cqe = fresh.cqe;
     r.cqe = cq->cqe;
+    r.ring_bytes = cq->memory.size();
     c.log.debug("{} cq#{} resized to {}", c.prefix, cq->handle, cq->cqe);
     return 0;
 }

@@ -47,6 +47,7 @@ int reg_mr(VerbContext& c, const ipc::RegMrReq& q, ipc::RegMrReply& r) {
     if (c.nic.totals().mr >= limits::kMaxMr) return ENOMEM;
     auto mr = std::make_unique<Mr>();
     mr->pd = pd;
+    mr->pid = c.pid;
     mr->addr = q.addr;
     mr->length = q.length;
     mr->iova = q.iova;

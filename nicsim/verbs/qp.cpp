@@ -19,6 +19,34 @@ int check_caps(const ibv_qp_cap& cap, bool has_srq) {
     return 0;
 }
 
+// One memfd with the SQ ring and, without an SRQ, the RQ ring after it. The rings are sized
+// to powers of two; the caps report what they hold.
+int make_qp_rings(Qp& qp, std::vector<UniqueFd>& fds) {
+    using namespace emu::ipc;
+    ibv_qp_cap& cap = qp.cap;
+    uint32_t sq_entries = round_up_pow2(cap.max_send_wr ? cap.max_send_wr : 1);
+    uint32_t sq_size = send_wqe_size(cap.max_send_sge, cap.max_inline_data);
+    size_t sq_bytes = ring_bytes(sq_entries, sq_size);
+    uint32_t rq_entries = qp.srq ? 0 : round_up_pow2(cap.max_recv_wr ? cap.max_recv_wr : 1);
+    uint32_t rq_size = recv_wqe_size(cap.max_recv_sge);
+    size_t total = sq_bytes + (rq_entries ? ring_bytes(rq_entries, rq_size) : 0);
+    UniqueFd fd;
+    if (int err = SharedMemory::create("rdmaemu-qp", total, qp.memory, fd)) return err;
+    char* base = static_cast<char*>(qp.memory.data());
+    qp.sq = {reinterpret_cast<RingHeader*>(base), sq_entries, sq_size};
+    qp.sq.header->entries = sq_entries;
+    qp.sq.header->entry_size = sq_size;
+    cap.max_send_wr = sq_entries;
+    if (rq_entries) {
+        qp.rq = {reinterpret_cast<RingHeader*>(base + sq_bytes), rq_entries, rq_size};
+        qp.rq.header->entries = rq_entries;
+        qp.rq.header->entry_size = rq_size;
+        cap.max_recv_wr = rq_entries;
+    }
+    fds.push_back(std::move(fd));
+    return 0;
+}
+
 } // namespace
 
 int create_qp(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) {
@@ -47,6 +75,8 @@ int create_qp(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) 
     qp->cap = q.cap;
     if (srq) qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0; // receives come from the SRQ
     qp->sq_sig_all = q.sq_sig_all != 0;
+    qp->pid = c.pid;
+    if (int err = make_qp_rings(*qp, c.pass_fds)) return err;
     qp->attr.qp_state = IBV_QPS_RESET;
     qp->attr.cur_qp_state = IBV_QPS_RESET;
     qp->attr.path_mtu = IBV_MTU_1024;
@@ -64,6 +94,14 @@ int create_qp(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) 
     r.handle = made.handle;
     r.qpn = made.qpn;
     r.cap = made.cap;
+    r.sq_entries = made.sq.entries;
+    r.sq_wqe_size = made.sq.entry_size;
+    r.rq_entries = made.rq.entries;
+    r.rq_wqe_size = made.rq.entry_size;
+    r.rq_offset = made.rq.entries ? reinterpret_cast<char*>(made.rq.header) -
+                                        static_cast<char*>(made.memory.data())
+                                  : 0;
+    r.ring_bytes = made.memory.size();
     c.log.debug("{} qp#{} created: qpn {:#x} type {} sq {}x{} rq {}x{} inline {}{}", c.prefix,
                 made.handle, made.qpn, q.qp_type, made.cap.max_send_wr, made.cap.max_send_sge,
                 made.cap.max_recv_wr, made.cap.max_recv_sge, made.cap.max_inline_data,
@@ -85,6 +123,7 @@ int query_qp(VerbContext& c, const ipc::QueryQpReq& q, ipc::QueryQpReply& r) {
 }
 
 void free_qp(Nic& nic, SessionObjects& objs, Qp& qp) {
+    if (DataPath* dp = nic.data_path()) dp->qp_destroying(qp);
     nic.unregister_qp(qp);
     --qp.pd->users;
     --qp.send_cq->users;

@@ -100,6 +100,7 @@ int modify_qp(VerbContext& c, const ipc::ModifyQpReq& q, ipc::Empty&) {
         return err;
     }
     apply(*qp, a, q.mask, next);
+    if (DataPath* dp = c.nic.data_path()) dp->qp_modified(*qp, cur);
     c.log.debug("{} qp#{} {} -> {} (mask {:#x})", c.prefix, qp->handle, emu::qp_state_name(cur),
                 emu::qp_state_name(next), q.mask);
     return 0;

@@ -16,11 +16,26 @@ int create_srq(VerbContext& c, const ipc::CreateSrqReq& q, ipc::CreateSrqReply& 
     auto srq = std::make_unique<Srq>();
     srq->pd = pd;
     srq->attr = a;
+    srq->pid = c.pid;
+    uint32_t entries = emu::ipc::round_up_pow2(a.max_wr);
+    uint32_t wqe_size = emu::ipc::recv_wqe_size(a.max_sge);
+    UniqueFd fd;
+    if (int err = SharedMemory::create("rdmaemu-srq", emu::ipc::ring_bytes(entries, wqe_size),
+                                       srq->memory, fd))
+        return err;
+    srq->ring = {static_cast<emu::ipc::RingHeader*>(srq->memory.data()), entries, wqe_size};
+    srq->ring.header->entries = entries;
+    srq->ring.header->entry_size = wqe_size;
+    srq->attr.max_wr = entries;
+    c.pass_fds.push_back(std::move(fd));
     Srq& made = c.objects.srqs.add(std::move(srq));
     ++pd->users;
     ++c.nic.totals().srq;
     r.handle = made.handle;
     r.attr = made.attr;
+    r.entries = made.ring.entries;
+    r.wqe_size = made.ring.entry_size;
+    r.ring_bytes = made.memory.size();
     c.log.debug("{} srq#{} created: max_wr {} max_sge {} limit {}", c.prefix, made.handle,
                 a.max_wr, a.max_sge, a.srq_limit);
     return 0;
@@ -31,9 +46,10 @@ int modify_srq(VerbContext& c, const ipc::ModifySrqReq& q, ipc::Empty&) {
     if (!srq) return EINVAL;
     if (q.mask & ~uint32_t(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT)) return EINVAL;
     uint32_t max_wr = srq->attr.max_wr;
+    // The ring was sized at creation; growing it is not supported (the device does not
+    // claim IBV_DEVICE_SRQ_RESIZE), shrinking below it changes nothing.
     if (q.mask & IBV_SRQ_MAX_WR) {
-        if (q.attr.max_wr == 0 || q.attr.max_wr > limits::kMaxSrqWr) return EINVAL;
-        max_wr = q.attr.max_wr;
+        if (q.attr.max_wr == 0 || q.attr.max_wr > srq->ring.entries) return EINVAL;
     }
     uint32_t limit = q.mask & IBV_SRQ_LIMIT ? q.attr.srq_limit : srq->attr.srq_limit;
     if (limit > max_wr) return EINVAL;

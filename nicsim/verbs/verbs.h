@@ -8,6 +8,8 @@
 
 #include <spdlog/logger.h>
 
+#include <vector>
+
 namespace nicsim {
 
 struct VerbContext {
@@ -15,7 +17,8 @@ struct VerbContext {
     SessionObjects& objects;
     spdlog::logger& log;
     std::string prefix; // "session#3" for log lines
-    int pass_fd = -1;   // a descriptor to send with the reply (the reply closes it)
+    pid_t pid;          // the session's process
+    std::vector<UniqueFd> pass_fds; // descriptors to send with the reply
 };
 
 namespace ipc = emu::ipc;

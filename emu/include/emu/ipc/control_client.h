@@ -3,6 +3,7 @@
 #pragma once
 
 #include "emu/ipc/protocol.h"
+#include "emu/ipc/socket_io.h"
 
 #include <cstring>
 #include <mutex>
@@ -23,12 +24,13 @@ class ControlClient {
     void close();
 
     // One request/reply. Returns the verb's result: 0 or a positive errno (a broken session
-    // reports EIO). `passed_fd`, when given, receives a descriptor sent with the reply or -1.
+    // reports EIO). `fds`, when given, receives the descriptors sent with a successful reply
+    // (the caller owns them); otherwise they are closed.
     template <Op op>
     int call(const typename Types<op>::Req& req, typename Types<op>::Reply& reply,
-             int* passed_fd = nullptr) {
+             PassedFds* fds = nullptr) {
         return call_raw(op, &req, body_size<typename Types<op>::Req>(), &reply,
-                        body_size<typename Types<op>::Reply>(), nullptr, passed_fd);
+                        body_size<typename Types<op>::Reply>(), nullptr, fds);
     }
     template <Op op> int call(const typename Types<op>::Req& req) {
         typename Types<op>::Reply reply{};
@@ -40,7 +42,7 @@ class ControlClient {
 
   private:
     int call_raw(Op op, const void* req, size_t req_len, void* reply, size_t reply_len,
-                 std::string* text, int* passed_fd);
+                 std::string* text, PassedFds* fds);
 
     int fd_ = -1;
     uint32_t seq_ = 0;

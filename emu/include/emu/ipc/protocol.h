@@ -73,8 +73,9 @@ static_assert(sizeof(ReplyHeader) == 24);
 struct Empty {};
 
 // Hello opens a session. kHelloContext makes it a device context (ibv_open_device): the reply
-// then carries the async-event socket as SCM_RIGHTS. Without it the session is a probe
-// (device list, rdmaemu status).
+// then carries, in this order, the async-event socket, the doorbell eventfd and the doorbell
+// page (a memfd of kDoorbellPageSize bytes). Without it the session is a probe (device list,
+// rdmaemu status).
 inline constexpr uint32_t kHelloContext = 1;
 struct HelloReq {
     uint32_t flags;
@@ -86,7 +87,7 @@ struct HelloReply {
     uint32_t session_id;
     uint32_t node_type; // enum ibv_node_type
     uint32_t transport_type;
-    uint32_t reserved;
+    int32_t daemon_pid; // the NIC's process, which DMAs into the app's memory
 };
 
 struct QueryDeviceReply {
@@ -162,18 +163,21 @@ struct CreateCqReq {
     int32_t comp_vector;
     uint32_t reserved;
 };
+// CQ, QP and SRQ replies carry their rings' memfd.
 struct CreateCqReply {
     uint32_t handle;
-    uint32_t cqe; // actual size, at least the requested one
+    uint32_t cqe; // actual size (the ring's entries), at least the requested one
+    uint64_t ring_bytes;
 };
 
 struct ResizeCqReq {
     uint32_t cq;
     int32_t cqe;
 };
-struct ResizeCqReply {
+struct ResizeCqReply { // with the new ring's memfd; pending completions were moved into it
     uint32_t cqe;
     uint32_t reserved;
+    uint64_t ring_bytes;
 };
 
 struct CreateQpReq {
@@ -185,10 +189,16 @@ struct CreateQpReq {
     uint32_t sq_sig_all;
     ibv_qp_cap cap;
 };
-struct CreateQpReply {
+struct CreateQpReply { // one memfd: the SQ ring at offset 0, the RQ ring at rq_offset
     uint32_t handle;
     uint32_t qpn;
     ibv_qp_cap cap; // actual capabilities
+    uint32_t sq_entries;
+    uint32_t sq_wqe_size;
+    uint32_t rq_entries; // 0 with an SRQ
+    uint32_t rq_wqe_size;
+    uint64_t rq_offset;
+    uint64_t ring_bytes;
 };
 
 struct ModifyQpReq {
@@ -213,10 +223,13 @@ struct CreateSrqReq {
     uint32_t reserved;
     ibv_srq_attr attr;
 };
-struct CreateSrqReply {
+struct CreateSrqReply { // with the ring's memfd
     uint32_t handle;
     uint32_t reserved;
     ibv_srq_attr attr; // actual sizes
+    uint32_t entries;
+    uint32_t wqe_size;
+    uint64_t ring_bytes;
 };
 
 struct ModifySrqReq {

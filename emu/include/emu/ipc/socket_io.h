@@ -1,4 +1,4 @@
-// Message-at-a-time I/O on SOCK_SEQPACKET unix sockets, with one optional passed descriptor.
+// Message-at-a-time I/O on SOCK_SEQPACKET unix sockets, with passed descriptors.
 #pragma once
 
 #include <cstddef>
@@ -6,12 +6,23 @@
 
 namespace emu::ipc {
 
-// Sends one message, and `pass_fd` with it when >= 0. Returns 0 or a positive errno.
-int send_message(int sock, const void* buf, size_t len, int pass_fd = -1);
+inline constexpr size_t kMaxPassedFds = 4;
+
+// Descriptors that travel with one message.
+struct PassedFds {
+    int fd[kMaxPassedFds] = {-1, -1, -1, -1};
+    size_t count = 0;
+    // Closes every descriptor still held.
+    void close_all();
+};
+
+// Sends one message with the given descriptors. Returns 0 or a positive errno.
+int send_message(int sock, const void* buf, size_t len, const int* fds = nullptr,
+                 size_t nfds = 0);
 
 // Receives one message into buf. Returns its length (0 at end of stream) or -errno; a message
-// longer than `cap` returns -EMSGSIZE. A descriptor that came with it lands in *received_fd
-// (close-on-exec), else *received_fd is -1; extra descriptors are closed.
-ssize_t recv_message(int sock, void* buf, size_t cap, int* received_fd);
+// longer than `cap` returns -EMSGSIZE. Descriptors that came with it land in *fds
+// (close-on-exec); when `fds` is null, or beyond kMaxPassedFds, they are closed.
+ssize_t recv_message(int sock, void* buf, size_t cap, PassedFds* fds);
 
 } // namespace emu::ipc

@@ -1,0 +1,106 @@
+// The data path's shared-memory queues. Each SQ, RQ, SRQ and CQ is a single-producer,
+// single-consumer ring in a memfd the NIC creates and the library maps: posting and polling
+// touch only this memory, never a socket.
+//
+// Memory ordering: the producer writes an entry, then stores `producer` with release; the
+// consumer loads `producer` with acquire, reads the entry, then stores `consumer` with release.
+// Indices run freely (mod 2^32); slot = index & (entries - 1).
+//
+// The NIC trusts nothing in these pages: the app can write any value at any time, so the NIC
+// copies an entry out before checking it, and checks indices against the ring size.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace emu::ipc {
+
+struct RingHeader {
+    alignas(64) std::atomic<uint32_t> producer;
+    alignas(64) std::atomic<uint32_t> consumer;
+    // CQs: the notification request (ibv_req_notify_cq). The app sets it, the NIC clears it
+    // when it sends the completion event.
+    alignas(64) std::atomic<uint32_t> notify;
+    uint32_t entries;    // a power of two
+    uint32_t entry_size; // bytes
+};
+inline constexpr size_t kRingDataOffset = 256;
+static_assert(sizeof(RingHeader) <= kRingDataOffset);
+
+enum Notify : uint32_t { kNotifyNone = 0, kNotifyAny = 1, kNotifySolicited = 2 };
+
+struct Sge {
+    uint64_t addr;
+    uint32_t length;
+    uint32_t lkey;
+};
+static_assert(sizeof(Sge) == sizeof(ibv_sge));
+
+// A send work request as posted. Followed by `num_sge` Sges, or by `inline_len` bytes of data
+// when IBV_SEND_INLINE was given (copied at post time: the app may reuse its buffer at once).
+struct SendWqe {
+    uint64_t wr_id;
+    uint32_t opcode; // enum ibv_wr_opcode
+    uint32_t send_flags;
+    uint32_t imm_data; // big-endian as the app gave it; the rkey for SEND_WITH_INV
+    uint32_t num_sge;
+    uint32_t inline_len;
+    uint32_t rkey;
+    uint64_t remote_addr;
+    uint64_t compare_add;
+    uint64_t swap;
+    // UD only
+    uint32_t ah; // the AH's handle
+    uint32_t remote_qpn;
+    uint32_t remote_qkey;
+    uint32_t reserved;
+};
+static_assert(sizeof(SendWqe) == 72);
+
+struct RecvWqe {
+    uint64_t wr_id;
+    uint32_t num_sge;
+    uint32_t reserved;
+};
+static_assert(sizeof(RecvWqe) == 16);
+
+using Cqe = ibv_wc;
+static_assert(sizeof(Cqe) == 48);
+
+// One page per session: the NIC says whether it sleeps and wants a doorbell kick (a write to
+// the session's eventfd) after new work is posted.
+struct DoorbellPage {
+    alignas(64) std::atomic<uint32_t> nic_sleeping;
+};
+inline constexpr size_t kDoorbellPageSize = 4096;
+
+constexpr uint32_t round_up_pow2(uint32_t v) {
+    uint32_t p = 1;
+    while (p < v) p <<= 1;
+    return p;
+}
+
+constexpr uint32_t send_wqe_size(uint32_t max_sge, uint32_t max_inline) {
+    uint32_t tail = max_sge * sizeof(Sge);
+    if (max_inline > tail) tail = max_inline;
+    return (sizeof(SendWqe) + tail + 63) / 64 * 64;
+}
+
+constexpr uint32_t recv_wqe_size(uint32_t max_sge) {
+    return (sizeof(RecvWqe) + max_sge * sizeof(Sge) + 15) / 16 * 16;
+}
+
+constexpr size_t ring_bytes(uint32_t entries, uint32_t entry_size) {
+    return (kRingDataOffset + size_t(entries) * entry_size + 4095) / 4096 * 4096;
+}
+
+// Each side keeps the geometry it was told at creation: the header's copy is the app's to
+// scribble on.
+inline char* ring_slot(void* ring, uint32_t index, uint32_t entries, uint32_t entry_size) {
+    return static_cast<char*>(ring) + kRingDataOffset + size_t(index & (entries - 1)) * entry_size;
+}
+
+} // namespace emu::ipc

@@ -1,0 +1,91 @@
+// Per-QP transport state of the RC engines (requester, responder, completer), after rxe's
+// split. Kept apart from the verbs-level Qp so each engine's state is visible at a glance.
+#pragma once
+
+#include "dma/dma_engine.h"
+#include "emu/ipc/rings.h"
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace nicsim {
+
+struct Mr;
+
+// A send WQE taken from the SQ, with its local buffers resolved against their MRs.
+struct SendOp {
+    emu::ipc::SendWqe wqe{};
+    uint32_t sq_index = 0;             // ring slot it came from
+    std::vector<DmaSegment> local;     // the SGEs, in the owner's address space
+    std::vector<uint8_t> inline_data;  // IBV_SEND_INLINE payload
+    uint64_t length = 0;               // message length in bytes
+    uint32_t first_psn = 0, npkts = 0; // PSNs first_psn .. first_psn + npkts - 1
+    bool started = false;              // PSNs assigned
+    uint32_t next_pkt = 0;             // next packet to (re)transmit
+    uint64_t response_bytes = 0;       // READ: bytes of response received
+    bool done = false;                 // acknowledged (or response complete)
+    ibv_wc_status status = IBV_WC_SUCCESS;
+    bool reads() const;   // READ or atomic: the responder answers with data
+    bool signaled(bool sq_sig_all) const;
+};
+
+struct RequesterState {
+    std::deque<SendOp> ops;   // fetched and not yet completed, oldest first
+    uint32_t fetch_index = 0; // next SQ slot to fetch
+    uint32_t next_psn = 0;    // PSN of the next new message
+    size_t cursor = 0;        // ops[cursor] is the next to (re)transmit
+    uint32_t una_psn = 0;     // oldest unacknowledged PSN
+    uint32_t retry_left = 0;
+    uint32_t rnr_left = 0;
+    uint64_t timer_at_us = 0;   // retransmit timer; 0 = stopped
+    uint64_t rnr_until_us = 0;  // RNR wait before resending; 0 = none
+    uint32_t reads_outstanding = 0;
+};
+
+// A receive WQE being filled by a multi-packet SEND.
+struct RecvOp {
+    uint64_t wr_id = 0;
+    std::vector<DmaSegment> local;
+    uint64_t capacity = 0;
+    uint64_t received = 0;
+};
+
+struct ReplayEntry { // one READ or atomic the responder executed, for duplicates
+    uint32_t psn = 0, npkts = 0;
+    bool atomic = false;
+    uint64_t atomic_result = 0;
+};
+
+struct ReadJob { // READ response packets still to send
+    uint32_t psn = 0; // of the next response packet
+    uint32_t first_psn = 0, last_psn = 0;
+    Mr* mr = nullptr;
+    uint64_t va = 0;        // of the next byte
+    uint64_t remaining = 0; // bytes
+};
+
+struct ResponderState {
+    uint32_t epsn = 0; // expected PSN
+    uint32_t msn = 0;
+    bool nak_sent = false; // a PSN sequence NAK for epsn is out
+    // The message in progress: set by FIRST, continued by MIDDLE/LAST.
+    uint8_t in_opcode_class = 0; // 0 none, else the operation class mask of its FIRST packet
+    bool have_recv = false;
+    RecvOp recv;
+    Mr* write_mr = nullptr;
+    uint64_t write_va = 0;
+    uint64_t write_remaining = 0;
+    uint64_t write_length = 0;
+    std::vector<ReplayEntry> replay; // ring of max_dest_rd_atomic entries
+    size_t replay_next = 0;
+    std::deque<ReadJob> reads;
+};
+
+struct QpCounters {
+    uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
+    uint64_t retransmits = 0, naks_sent = 0, naks_received = 0, rnr_naks_sent = 0,
+             rnr_naks_received = 0, timeouts = 0;
+};
+
+} // namespace nicsim

@@ -1,0 +1,39 @@
+// Shared mappings of the NIC's memfds, and the doorbell.
+#include "emu_objects.h"
+
+#include <cerrno>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace verbs {
+
+int Mapping::map(int fd, size_t len) {
+    reset();
+    void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int err = p == MAP_FAILED ? errno : 0;
+    ::close(fd);
+    if (err) return err;
+    data = p;
+    bytes = len;
+    return 0;
+}
+
+void Mapping::reset() {
+    if (data) ::munmap(data, bytes);
+    data = nullptr;
+    bytes = 0;
+}
+
+void ring_doorbell(ibv_context* ctx) {
+    EmuContext* c = emu_context(ctx);
+    auto* page = static_cast<emu::ipc::DoorbellPage*>(c->doorbell_page.data);
+    // Pairs with the NIC setting nic_sleeping and then re-checking the rings (both seq_cst):
+    // either it sees our new producer index, or we see that it sleeps.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (page->nic_sleeping.load(std::memory_order_seq_cst)) {
+        uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(c->doorbell_fd, &one, sizeof one);
+    }
+}
+
+} // namespace verbs
