@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace nicsim {
@@ -12,7 +13,9 @@ void usage(const char* why) {
                  "nicsimd: %s\n"
                  "usage: nicsimd --address A.B.C.D --socket PATH --log-file PATH\n"
                  "               [--name emu0] [--log-level trace|debug|info|warn|error]\n"
-                 "               [--mtu 256|512|1024|2048|4096]\n"
+                 "               [--mtu 256|512|1024|2048|4096] [--pcap FILE]\n"
+                 "               [--drop P] [--duplicate P] [--reorder P] [--corrupt P]\n"
+                 "               [--delay-us D] [--seed S]   (P: probability 0..1)\n"
                  "Usually started by `rdmaemu up`.\n",
                  why);
 }
@@ -65,6 +68,31 @@ std::optional<Config> parse_args(int argc, char** argv) {
                 usage(("MTU must be 256, 512, 1024, 2048 or 4096, not " + value).c_str());
                 return std::nullopt;
             }
+        } else if (opt == "--pcap") {
+            c.pcap_file = value;
+        } else if (opt == "--drop" || opt == "--duplicate" || opt == "--reorder" ||
+                   opt == "--corrupt") {
+            auto p = parse_probability(value);
+            if (!p) {
+                usage((opt + " wants a probability between 0 and 1, not " + value).c_str());
+                return std::nullopt;
+            }
+            double& field = opt == "--drop"        ? c.faults.drop
+                            : opt == "--duplicate" ? c.faults.duplicate
+                            : opt == "--reorder"   ? c.faults.reorder
+                                                   : c.faults.corrupt;
+            field = *p;
+        } else if (opt == "--delay-us" || opt == "--seed") {
+            char* end = nullptr;
+            unsigned long long v = std::strtoull(value.c_str(), &end, 10);
+            if (value.empty() || *end || value[0] == '-') {
+                usage((opt + " wants a non-negative integer, not " + value).c_str());
+                return std::nullopt;
+            }
+            if (opt == "--seed")
+                c.faults.seed = v;
+            else
+                c.faults.delay_us = static_cast<uint32_t>(v);
         } else {
             usage(("unknown option " + opt).c_str());
             return std::nullopt;

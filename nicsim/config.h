@@ -1,6 +1,8 @@
 // nicsimd's command line.
 #pragma once
 
+#include "net/fault_injector.h"
+
 #include <netinet/in.h>
 #include <optional>
 #include <string>
@@ -14,6 +16,8 @@ struct Config {
     std::string log_file;
     std::string log_level = "info";
     int mtu = 1024; // active MTU in bytes: 256, 512, 1024, 2048 or 4096
+    FaultConfig faults; // applied to every outgoing packet
+    std::string pcap_file; // every packet sent and received, when set
 };
 
 // Parses argv; on error prints the reason and usage to stderr and returns nothing.

@@ -2,6 +2,8 @@
 // host's RoCE v2 port.
 #include "config.h"
 #include "control/server.h"
+#include "engine.h"
+#include "net/udp_link.h"
 #include "net/roce_port.h"
 #include "nic.h"
 
@@ -32,9 +34,12 @@ int main(int argc, char** argv) {
     log->flush_on(spdlog::level::debug);
 
     try {
-        nicsim::Nic nic(*config);
         boost::asio::io_context io;
-        nicsim::UniqueFd roce = nicsim::bind_roce_port(config->address);
+        nicsim::Nic nic(*config);
+        nicsim::UdpLink link(io, nicsim::bind_roce_port(config->address), config->address,
+                             config->faults, config->pcap_file, *log);
+        nicsim::Engine engine(io, nic, link, *log);
+        nic.set_data_path(&engine);
         nicsim::ControlServer server(io, nic, *log, config->socket_path);
         boost::asio::signal_set signals(io, SIGINT, SIGTERM);
         signals.async_wait([&](const boost::system::error_code&, int sig) {
@@ -46,6 +51,7 @@ int main(int argc, char** argv) {
                   nic.device().address_string(), nic.device().gid_string(), config->mtu,
                   config->socket_path);
         io.run();
+        nic.set_data_path(nullptr);
     } catch (const std::exception& e) {
         log->error("fatal: {}", e.what());
         std::fprintf(stderr, "nicsimd: %s\n", e.what());

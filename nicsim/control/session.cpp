@@ -114,6 +114,9 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) return errno;
     async_end_.reset(pair[0]);
+    ::fcntl(pair[0], F_SETFL, O_NONBLOCK); // a stalled app must never block the NIC
+    objects_.async_fd = pair[0];
+    objects_.pid = pid_;
     fds.emplace_back(pair[1]);
     int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (efd < 0) return errno;

@@ -14,6 +14,8 @@
 
 namespace nicsim {
 
+struct SessionObjects;
+
 struct Pd {
     uint32_t handle = 0;
     uint32_t users = 0;
@@ -53,6 +55,7 @@ struct Cq {
     uint32_t cqe = 0;
     CompChannel* channel = nullptr;
     int comp_vector = 0;
+    SessionObjects* owner = nullptr;
     SharedMemory memory;
     Ring ring;
     bool overrun = false; // the app let it fill up: completions are being lost
@@ -64,6 +67,7 @@ struct Srq {
     Pd* pd = nullptr;
     ibv_srq_attr attr{};
     pid_t pid = 0;
+    SessionObjects* owner = nullptr;
     SharedMemory memory;
     Ring ring;
 };
@@ -86,6 +90,7 @@ struct Qp {
     bool sq_sig_all = false;
     ibv_qp_attr attr{}; // current attributes; attr.qp_state is the state
     pid_t pid = 0;      // the owning process
+    SessionObjects* owner = nullptr;
     SharedMemory memory;
     Ring sq, rq; // rq.entries == 0 with an SRQ
     RequesterState req;

@@ -6,12 +6,15 @@
 #include "objects.h"
 
 #include <string>
+#include <sys/types.h>
 
 namespace nicsim {
 
 class Nic;
 
 struct SessionObjects {
+    pid_t pid = 0;     // the process whose memory the NIC reaches for this session
+    int async_fd = -1; // where async events for this session's objects go
     HandleTable<Pd> pds;
     HandleTable<Mr> mrs;
     HandleTable<CompChannel> channels;

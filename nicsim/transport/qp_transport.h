@@ -70,7 +70,7 @@ struct ResponderState {
     uint32_t msn = 0;
     bool nak_sent = false; // a PSN sequence NAK for epsn is out
     // The message in progress: set by FIRST, continued by MIDDLE/LAST.
-    uint8_t in_opcode_class = 0; // 0 none, else the operation class mask of its FIRST packet
+    uint32_t in_opcode_class = 0; // 0 none, else the operation class (kSend or kWrite) of its FIRST
     bool have_recv = false;
     RecvOp recv;
     Mr* write_mr = nullptr;

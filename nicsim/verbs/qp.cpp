@@ -76,6 +76,7 @@ int create_qp(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) 
     if (srq) qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0; // receives come from the SRQ
     qp->sq_sig_all = q.sq_sig_all != 0;
     qp->pid = c.pid;
+    qp->owner = &c.objects;
     if (int err = make_qp_rings(*qp, c.pass_fds)) return err;
     qp->attr.qp_state = IBV_QPS_RESET;
     qp->attr.cur_qp_state = IBV_QPS_RESET;

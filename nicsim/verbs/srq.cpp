@@ -17,6 +17,7 @@ int create_srq(VerbContext& c, const ipc::CreateSrqReq& q, ipc::CreateSrqReply& 
     srq->pd = pd;
     srq->attr = a;
     srq->pid = c.pid;
+    srq->owner = &c.objects;
     uint32_t entries = emu::ipc::round_up_pow2(a.max_wr);
     uint32_t wqe_size = emu::ipc::recv_wqe_size(a.max_sge);
     UniqueFd fd;

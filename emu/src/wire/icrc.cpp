@@ -1,0 +1,195 @@
+// RoCE v2 ICRC: see emu/wire/icrc.h.
+#include "emu/wire/icrc.h"
+
+#include <array>
+#include <cstring>
+
+namespace emu::wire {
+
+namespace {
+
+constexpr uint32_t kPoly = 0xEDB88320; // CRC-32 (IEEE 802.3), reflected
+
+// Slicing-by-8 tables: t[0] is the byte-at-a-time table, t[k][b] = CRC of byte b followed by k
+// zero bytes.
+constexpr std::array<std::array<uint32_t, 256>, 8> make_tables() {
+    std::array<std::array<uint32_t, 256>, 8> t{};
+    for (uint32_t b = 0; b < 256; ++b) {
+        uint32_t c = b;
+        for (int i = 0; i < 8; ++i)
+            c = (c & 1) ? (c >> 1) ^ kPoly : c >> 1;
+        t[0][b] = c;
+    }
+    for (size_t k = 1; k < 8; ++k)
+        for (uint32_t b = 0; b < 256; ++b)
+            t[k][b] = (t[k - 1][b] >> 8) ^ t[0][t[k - 1][b] & 0xFF];
+    return t;
+}
+constexpr auto kTables = make_tables();
+
+// The raw register update (no pre/post inversion).
+uint32_t crc_raw(uint32_t c, const uint8_t* p, size_t n) {
+    const auto& t = kTables;
+    while (n >= 8) {
+        uint32_t lo = c ^ (uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 |
+                           uint32_t{p[3]} << 24);
+        uint32_t hi =
+            uint32_t{p[4]} | uint32_t{p[5]} << 8 | uint32_t{p[6]} << 16 | uint32_t{p[7]} << 24;
+        c = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^
+            t[3][hi & 0xFF] ^ t[2][(hi >> 8) & 0xFF] ^ t[1][(hi >> 16) & 0xFF] ^ t[0][hi >> 24];
+        p += 8;
+        n -= 8;
+    }
+    while (n--)
+        c = (c >> 8) ^ t[0][(c ^ *p++) & 0xFF];
+    return c;
+}
+
+inline void put16(uint8_t* p, uint16_t v) {
+    p[0] = static_cast<uint8_t>(v >> 8);
+    p[1] = static_cast<uint8_t>(v);
+}
+inline uint16_t get16(const uint8_t* p) {
+    return static_cast<uint16_t>((p[0] << 8) | p[1]);
+}
+inline uint32_t get_le32(const uint8_t* p) {
+    return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+
+constexpr size_t kBth = 12;
+constexpr size_t kIcrc = 4;
+constexpr size_t kUdp = 8;
+constexpr size_t kIpv4 = 20;
+constexpr size_t kIpv6 = 40;
+
+// CRC register after the 8-byte 0xFF prefix, the masked IP and UDP headers and the masked BTH
+// (the first 12 bytes of `bth`), continued over the rest of the UDP payload up to the ICRC.
+// `ip` holds the IP header already masked; `udp` the UDP header (its checksum gets masked here).
+uint32_t icrc_over(const uint8_t* ip, size_t ip_len, const uint8_t* udp, const uint8_t* bth,
+                   size_t len_without_icrc) {
+    uint32_t c = 0xFFFFFFFF;
+    static constexpr uint8_t kOnes[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+    c = crc_raw(c, kOnes, sizeof kOnes);
+    c = crc_raw(c, ip, ip_len);
+    uint8_t u[kUdp];
+    std::memcpy(u, udp, kUdp);
+    u[6] = u[7] = 0xFF; // UDP checksum
+    c = crc_raw(c, u, kUdp);
+    uint8_t b[kBth];
+    std::memcpy(b, bth, kBth);
+    b[4] = 0xFF; // FECN, BECN, reserved
+    c = crc_raw(c, b, kBth);
+    c = crc_raw(c, bth + kBth, len_without_icrc - kBth);
+    return ~c;
+}
+
+} // namespace
+
+uint32_t crc32_update(uint32_t crc, const uint8_t* data, size_t len) {
+    return ~crc_raw(~crc, data, len);
+}
+
+uint32_t icrc(const Ipv4Flow& f, const uint8_t* udp_payload, size_t len_without_icrc) {
+    if (len_without_icrc < kBth) return 0;
+    const size_t udp_len = kUdp + len_without_icrc + kIcrc;
+    uint8_t ip[kIpv4];
+    ip[0] = 0x45;
+    ip[1] = 0xFF; // TOS, masked
+    put16(ip + 2, static_cast<uint16_t>(kIpv4 + udp_len));
+    put16(ip + 4, f.ip_id);
+    put16(ip + 6, f.flags_frag);
+    ip[8] = 0xFF;           // TTL, masked
+    ip[9] = 17;             // UDP
+    ip[10] = ip[11] = 0xFF; // header checksum, masked
+    std::memcpy(ip + 12, &f.src_addr, 4);
+    std::memcpy(ip + 16, &f.dst_addr, 4);
+    uint8_t udp[kUdp];
+    put16(udp, f.src_port);
+    put16(udp + 2, f.dst_port);
+    put16(udp + 4, static_cast<uint16_t>(udp_len));
+    udp[6] = udp[7] = 0xFF;
+    return icrc_over(ip, kIpv4, udp, udp_payload, len_without_icrc);
+}
+
+void finish_icrc(const Ipv4Flow& f, uint8_t* packet, size_t len) {
+    if (len < kBth + kIcrc) return;
+    uint32_t c = icrc(f, packet, len - kIcrc);
+    uint8_t* p = packet + len - kIcrc;
+    p[0] = static_cast<uint8_t>(c);
+    p[1] = static_cast<uint8_t>(c >> 8);
+    p[2] = static_cast<uint8_t>(c >> 16);
+    p[3] = static_cast<uint8_t>(c >> 24);
+}
+
+bool icrc_ok(const Ipv4Flow& f, const uint8_t* packet, size_t len) {
+    if (len < kBth + kIcrc) return false;
+    return icrc(f, packet, len - kIcrc) == get_le32(packet + len - kIcrc);
+}
+
+namespace {
+
+// Locates the IP header, UDP header and UDP payload of a captured IP packet and copies the IP
+// header, masked, into `ip_masked`. Returns false when it is not a RoCE-sized UDP packet.
+struct IpPacket {
+    uint8_t ip_masked[60];
+    size_t ip_len;
+    const uint8_t* udp;
+    const uint8_t* payload;
+    size_t payload_len; // UDP payload, ICRC included
+};
+
+bool locate(const uint8_t* pkt, size_t len, IpPacket& out) {
+    if (len < 1) return false;
+    const unsigned version = pkt[0] >> 4;
+    size_t ip_len = 0;
+    size_t total = 0;
+    if (version == 4) {
+        if (len < kIpv4) return false;
+        ip_len = size_t{pkt[0] & 0x0Fu} * 4;
+        if (ip_len < kIpv4 || ip_len > len) return false;
+        if (pkt[9] != 17) return false;
+        total = get16(pkt + 2);
+        std::memcpy(out.ip_masked, pkt, ip_len);
+        out.ip_masked[1] = 0xFF;                      // TOS
+        out.ip_masked[8] = 0xFF;                      // TTL
+        out.ip_masked[10] = out.ip_masked[11] = 0xFF; // header checksum
+    } else if (version == 6) {
+        if (len < kIpv6) return false;
+        ip_len = kIpv6;
+        if (pkt[6] != 17) return false; // next header: UDP, no extension headers
+        total = kIpv6 + get16(pkt + 4);
+        std::memcpy(out.ip_masked, pkt, ip_len);
+        out.ip_masked[0] |= 0x0F; // traffic class (low nibble of byte 0, high of byte 1)
+        out.ip_masked[1] = 0xFF;  // traffic class + flow label
+        out.ip_masked[2] = out.ip_masked[3] = 0xFF; // flow label
+        out.ip_masked[7] = 0xFF;                    // hop limit
+    } else {
+        return false;
+    }
+    if (total > len || total < ip_len + kUdp) return false;
+    const uint8_t* udp = pkt + ip_len;
+    const size_t udp_len = get16(udp + 4);
+    if (udp_len != total - ip_len) return false;
+    if (udp_len < kUdp + kBth + kIcrc) return false;
+    out.ip_len = ip_len;
+    out.udp = udp;
+    out.payload = udp + kUdp;
+    out.payload_len = udp_len - kUdp;
+    return true;
+}
+
+} // namespace
+
+std::optional<uint32_t> icrc_from_ip_packet(const uint8_t* ip_packet, size_t len) {
+    IpPacket p;
+    if (!locate(ip_packet, len, p)) return std::nullopt;
+    return icrc_over(p.ip_masked, p.ip_len, p.udp, p.payload, p.payload_len - kIcrc);
+}
+
+std::optional<uint32_t> stored_icrc_of_ip_packet(const uint8_t* ip_packet, size_t len) {
+    IpPacket p;
+    if (!locate(ip_packet, len, p)) return std::nullopt;
+    return get_le32(p.payload + p.payload_len - kIcrc);
+}
+
+} // namespace emu::wire

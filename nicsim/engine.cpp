@@ -1,0 +1,144 @@
+#include "engine.h"
+
+#include "emu/ipc/protocol.h"
+#include "emu/wire/packet.h"
+#include "objects/session_objects.h"
+#include "transport/rc.h"
+
+#include <boost/asio/post.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <sys/socket.h>
+
+namespace nicsim {
+
+namespace wire = emu::wire;
+
+namespace {
+constexpr int kBudgetPerTurn = 16; // packets one QP sends before the next QP's turn
+constexpr int kTurnsPerDrain = 64; // QP turns before the loop looks at its sockets again
+} // namespace
+
+Engine::Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::logger& log)
+    : io_(io), nic_(nic), link_(link), log_(log), timer_(io) {
+    link_.start([this](const sockaddr_in& from, uint8_t* data, size_t len) {
+        on_packet(from, data, len);
+    });
+}
+
+uint64_t Engine::now_us() {
+    using namespace std::chrono;
+    return duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+void Engine::transmit(Qp&, uint32_t dst_addr, uint8_t* packet, size_t len) {
+    link_.send(dst_addr, packet, len);
+}
+
+void Engine::schedule(Qp& qp) {
+    if (!qp.scheduled) {
+        qp.scheduled = true;
+        runnable_.push_back(qp.qpn);
+    }
+    if (!drain_posted_) {
+        drain_posted_ = true;
+        boost::asio::post(io_, [this] { drain(); });
+    }
+}
+
+void Engine::drain() {
+    drain_posted_ = false;
+    for (int turns = 0; turns < kTurnsPerDrain && !runnable_.empty(); ++turns) {
+        uint32_t qpn = runnable_.front();
+        runnable_.pop_front();
+        Qp* qp = nic_.qp_by_qpn(qpn);
+        if (!qp) continue;
+        qp->scheduled = false;
+        if (rc::run(*this, *qp, kBudgetPerTurn)) schedule(*qp);
+    }
+    if (!runnable_.empty() && !drain_posted_) {
+        drain_posted_ = true;
+        boost::asio::post(io_, [this] { drain(); });
+    }
+}
+
+void Engine::set_timer(Qp& qp, uint64_t at_us) {
+    if (at_us == 0) return; // stale deadlines are ignored when they fire
+    deadlines_.push({at_us, qp.qpn});
+    arm_timer();
+}
+
+void Engine::arm_timer() {
+    if (deadlines_.empty()) return;
+    uint64_t next = deadlines_.top().first;
+    if (timer_armed_for_ && timer_armed_for_ <= next) return;
+    timer_armed_for_ = next;
+    uint64_t now = now_us();
+    timer_.expires_after(std::chrono::microseconds(next > now ? next - now : 0));
+    timer_.async_wait([this](const boost::system::error_code& ec) {
+        if (ec) return;
+        timer_armed_for_ = 0;
+        on_timers();
+    });
+}
+
+void Engine::on_timers() {
+    uint64_t now = now_us();
+    std::vector<uint32_t> due;
+    while (!deadlines_.empty() && deadlines_.top().first <= now) {
+        due.push_back(deadlines_.top().second);
+        deadlines_.pop();
+    }
+    for (uint32_t qpn : due)
+        if (Qp* qp = nic_.qp_by_qpn(qpn)) rc::on_timer(*this, *qp);
+    arm_timer();
+}
+
+void Engine::async_event(int async_fd, ibv_event_type type, uint32_t handle) {
+    if (async_fd < 0) return;
+    emu::ipc::AsyncEventRecord rec{static_cast<uint32_t>(type), handle};
+    [[maybe_unused]] ssize_t n =
+        ::send(async_fd, &rec, sizeof rec, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+void Engine::qp_modified(Qp& qp, ibv_qp_state from) { rc::modified(*this, qp, from); }
+
+void Engine::qp_destroying(Qp& qp) {
+    // Queued QPNs and deadlines of this QP find nothing once it is unregistered.
+    qp.scheduled = false;
+}
+
+void Engine::doorbell(SessionObjects& objects) {
+    objects.qps.for_each([this](Qp& qp) { rc::doorbell(*this, qp); });
+}
+
+void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len) {
+    wire::Headers h;
+    const uint8_t* payload = nullptr;
+    size_t payload_len = 0;
+    wire::ParseResult r = wire::parse(data, len, h, &payload, &payload_len);
+    if (r != wire::ParseResult::Ok) {
+        ++link_.counters().malformed;
+        log_.debug("dropped malformed packet from {:#x}: {}", ntohl(from.sin_addr.s_addr),
+                   wire::describe(r));
+        return;
+    }
+    Qp* qp = nic_.qp_by_qpn(h.dest_qpn);
+    if (!qp || h.pkey != wire::kDefaultPkey) {
+        ++link_.counters().unknown_qp;
+        return;
+    }
+    // The opcode's transport must be the QP's, and the packet must come from the QP's peer
+    // (rxe makes the same checks).
+    bool type_ok = (qp->type == IBV_QPT_RC && wire::has(h.opcode, wire::kRC)) ||
+                   (qp->type == IBV_QPT_UC && wire::has(h.opcode, wire::kUC));
+    if (!type_ok || from.sin_addr.s_addr != rc::dest_addr(*qp) ||
+        (h.dest_qpn != qp->qpn)) {
+        ++link_.counters().unknown_qp;
+        return;
+    }
+    rc::receive(*this, *qp, h, payload, payload_len);
+}
+
+} // namespace nicsim

@@ -1,0 +1,60 @@
+// The NIC's data-path loop on the event loop: doorbells, packets from the wire, the run queue
+// of QPs with packets to send, and the transport timers. It is the transport's TransportEnv.
+#pragma once
+
+#include "dma/dma_engine.h"
+#include "net/udp_link.h"
+#include "nic.h"
+#include "transport/transport_env.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <spdlog/logger.h>
+
+#include <cstdint>
+#include <deque>
+#include <queue>
+#include <vector>
+
+namespace nicsim {
+
+class Engine final : public DataPath, public TransportEnv {
+  public:
+    Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::logger& log);
+
+    // DataPath
+    void qp_modified(Qp& qp, ibv_qp_state from) override;
+    void qp_destroying(Qp& qp) override;
+    void doorbell(SessionObjects& objects) override;
+
+    // TransportEnv
+    uint64_t now_us() override;
+    void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len) override;
+    void schedule(Qp& qp) override;
+    void set_timer(Qp& qp, uint64_t at_us) override;
+    DmaEngine& dma() override { return dma_; }
+    Nic& nic() override { return nic_; }
+    void async_event(int async_fd, ibv_event_type type, uint32_t handle) override;
+    spdlog::logger& log() override { return log_; }
+
+  private:
+    void on_packet(const sockaddr_in& from, uint8_t* data, size_t len);
+    void drain();
+    void arm_timer();
+    void on_timers();
+
+    boost::asio::io_context& io_;
+    Nic& nic_;
+    UdpLink& link_;
+    spdlog::logger& log_;
+    ProcessVmDma dma_;
+    // QPs are named by QPN, never by pointer: a QP destroyed while queued is simply not found.
+    std::deque<uint32_t> runnable_;
+    bool drain_posted_ = false;
+    using Deadline = std::pair<uint64_t, uint32_t>; // (time, qpn)
+    std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
+    boost::asio::steady_timer timer_;
+    uint64_t timer_armed_for_ = 0;
+};
+
+} // namespace nicsim

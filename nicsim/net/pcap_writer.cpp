@@ -1,0 +1,179 @@
+#include "net/pcap_writer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+#include <utility>
+
+namespace nicsim {
+
+namespace {
+
+constexpr size_t kBufferSize = 256 * 1024; // always holds a whole record (at most ~64 KiB)
+constexpr size_t kEthernetLen = 14, kIpv4Len = 20, kUdpLen = 8, kRecordHeaderLen = 16;
+constexpr size_t kHeadersLen = kEthernetLen + kIpv4Len + kUdpLen;
+
+void put_le32(std::vector<uint8_t>& out, uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+        out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+void put_le16(std::vector<uint8_t>& out, uint16_t v) {
+    out.push_back(static_cast<uint8_t>(v));
+    out.push_back(static_cast<uint8_t>(v >> 8));
+}
+void put_be16(uint8_t* p, uint16_t v) {
+    p[0] = static_cast<uint8_t>(v >> 8);
+    p[1] = static_cast<uint8_t>(v);
+}
+
+// Ones'-complement sum of big-endian 16-bit words (RFC 1071), not yet folded or inverted.
+uint32_t sum16(uint32_t sum, const uint8_t* p, size_t len) {
+    for (; len >= 2; p += 2, len -= 2)
+        sum += static_cast<uint32_t>(p[0] << 8 | p[1]);
+    if (len) sum += static_cast<uint32_t>(p[0] << 8);
+    return sum;
+}
+uint16_t fold(uint32_t sum) {
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<uint16_t>(~sum);
+}
+
+// 02:52 followed by the IPv4 address (a locally administered, unicast MAC).
+void put_mac(uint8_t* p, const in_addr& addr) {
+    p[0] = 0x02;
+    p[1] = 0x52;
+    std::memcpy(p + 2, &addr.s_addr, 4); // s_addr is already in network order
+}
+
+} // namespace
+
+PcapWriter::~PcapWriter() {
+    close();
+}
+
+bool PcapWriter::fail(const std::string& what, int err) {
+    if (!failed_) {
+        error_ = path_ + ": " + what + (err ? std::string(": ") + std::strerror(err) : "");
+        failed_ = true;
+    }
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    buffer_.clear();
+    return false;
+}
+
+bool PcapWriter::open(const std::string& path) {
+    close();
+    failed_ = false;
+    error_.clear();
+    path_ = path;
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) return fail("cannot create", errno);
+    buffer_.clear();
+    buffer_.reserve(kBufferSize);
+    put_le32(buffer_, kMagicNanoseconds);
+    put_le16(buffer_, 2); // version 2.4
+    put_le16(buffer_, 4);
+    put_le32(buffer_, 0); // thiszone
+    put_le32(buffer_, 0); // sigfigs
+    put_le32(buffer_, kSnaplen);
+    put_le32(buffer_, kLinktypeEthernet);
+    return flush(); // an unwritable file shows at once
+}
+
+bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
+                           std::span<const uint8_t> payload, std::chrono::nanoseconds timestamp) {
+    if (fd_ < 0) // never opened, closed, or failed
+        return false;
+    if (payload.size() > kMaxUdpPayload) {
+        error_ = path_ + ": a " + std::to_string(payload.size()) +
+                 "-byte UDP payload does not fit in an IPv4 packet; not captured";
+        return false;
+    }
+    const size_t frame_len = kHeadersLen + payload.size();
+    if (buffer_.size() + kRecordHeaderLen + frame_len > kBufferSize && !flush()) return false;
+
+    const int64_t ns = timestamp.count() < 0 ? 0 : timestamp.count();
+    put_le32(buffer_, static_cast<uint32_t>(ns / 1000000000));
+    put_le32(buffer_, static_cast<uint32_t>(ns % 1000000000));
+    put_le32(buffer_, static_cast<uint32_t>(frame_len)); // captured length
+    put_le32(buffer_, static_cast<uint32_t>(frame_len)); // original length
+
+    const size_t at = buffer_.size();
+    buffer_.resize(at + kHeadersLen); // within the reserved capacity: no allocation
+    uint8_t* eth = buffer_.data() + at;
+    put_mac(eth, dst.sin_addr);
+    put_mac(eth + 6, src.sin_addr);
+    put_be16(eth + 12, 0x0800);
+
+    uint8_t* ip = eth + kEthernetLen;
+    const uint16_t udp_len = static_cast<uint16_t>(kUdpLen + payload.size());
+    ip[0] = 0x45; // version 4, IHL 5
+    ip[1] = 0;    // TOS
+    put_be16(ip + 2, static_cast<uint16_t>(kIpv4Len + udp_len));
+    put_be16(ip + 4, 0);      // ID
+    put_be16(ip + 6, 0x4000); // DF, fragment offset 0
+    ip[8] = 64;               // TTL
+    ip[9] = IPPROTO_UDP;
+    put_be16(ip + 10, 0);
+    std::memcpy(ip + 12, &src.sin_addr.s_addr, 4);
+    std::memcpy(ip + 16, &dst.sin_addr.s_addr, 4);
+    put_be16(ip + 10, fold(sum16(0, ip, kIpv4Len)));
+
+    uint8_t* udp = ip + kIpv4Len;
+    std::memcpy(udp, &src.sin_port, 2); // ports are already in network order
+    std::memcpy(udp + 2, &dst.sin_port, 2);
+    put_be16(udp + 4, udp_len);
+    put_be16(udp + 6, 0);
+    // UDP checksum over the pseudo-header (addresses, protocol, length), header and payload.
+    uint32_t sum = sum16(0, ip + 12, 8);
+    sum += IPPROTO_UDP + udp_len;
+    sum = sum16(sum, udp, kUdpLen);
+    sum = sum16(sum, payload.data(), payload.size());
+    uint16_t check = fold(sum);
+    put_be16(udp + 6, check == 0 ? 0xffff : check); // 0 would mean "no checksum"
+
+    buffer_.insert(buffer_.end(), payload.begin(), payload.end());
+    return true;
+}
+
+bool PcapWriter::write_all(const uint8_t* data, size_t len) {
+    while (len > 0) {
+        ssize_t n = ::write(fd_, data, len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail("write failed", errno);
+        }
+        data += n;
+        len -= static_cast<size_t>(n);
+    }
+    return true;
+}
+
+bool PcapWriter::flush() {
+    if (failed_ || fd_ < 0) return false;
+    if (!write_all(buffer_.data(), buffer_.size())) return false;
+    buffer_.clear();
+    return true;
+}
+
+bool PcapWriter::close() {
+    if (fd_ < 0) return !failed_;
+    bool ok = flush();
+    if (fd_ >= 0) { // still open unless the flush failed
+        const int fd = std::exchange(fd_, -1);
+        if (::close(fd) != 0 && ok) ok = fail("close failed", errno);
+    }
+    return ok;
+}
+
+std::chrono::nanoseconds PcapWriter::now() {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+} // namespace nicsim

@@ -1,0 +1,162 @@
+#include "udp_link.h"
+
+#include "emu/wire/icrc.h"
+#include "emu/wire/packet.h"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <sys/socket.h>
+
+namespace nicsim {
+
+namespace {
+
+constexpr int kBatch = 32;
+constexpr size_t kBufferSize = 9216;
+// A held (reordered) packet goes out after the next one, or after this long.
+constexpr auto kReorderHold = std::chrono::microseconds(200);
+
+sockaddr_in endpoint(uint32_t addr) {
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = addr;
+    sa.sin_port = htons(emu::wire::kRoceV2Port);
+    return sa;
+}
+
+} // namespace
+
+UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local,
+                 const FaultConfig& faults, const std::string& pcap_path, spdlog::logger& log)
+    : sock_(io, sock.release()), local_(local), log_(log), faults_(faults), faulty_(faults.any()),
+      reorder_timer_(io) {
+    // Deep buffers: a burst of READ responses must not overflow the receiver at once.
+    int size = 8 << 20;
+    ::setsockopt(sock_.native_handle(), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size);
+    ::setsockopt(sock_.native_handle(), SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size);
+    // DF set and IP ID 0 on every packet, so the ICRC (which covers the IP header) is known.
+    int pmtu = IP_PMTUDISC_DO;
+    ::setsockopt(sock_.native_handle(), IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+    if (!pcap_path.empty() && !pcap_.open(pcap_path))
+        log_.error("pcap: {}", pcap_.error());
+}
+
+UdpLink::~UdpLink() {
+    if (auto held = reorder_.flush()) write(held->dst, held->bytes.data(), held->bytes.size());
+    pcap_.close();
+}
+
+void UdpLink::start(Receiver on_packet) {
+    on_packet_ = std::move(on_packet);
+    wait_readable();
+}
+
+void UdpLink::wait_readable() {
+    sock_.async_wait(boost::asio::posix::descriptor_base::wait_read,
+                     [this](const boost::system::error_code& ec) {
+                         if (ec) return;
+                         receive_batch();
+                         wait_readable();
+                     });
+}
+
+void UdpLink::receive_batch() {
+    static uint8_t buffers[kBatch][kBufferSize];
+    mmsghdr msgs[kBatch];
+    iovec iovs[kBatch];
+    sockaddr_in from[kBatch];
+    for (int i = 0; i < kBatch; ++i) {
+        iovs[i] = {buffers[i], kBufferSize};
+        msgs[i] = {};
+        msgs[i].msg_hdr.msg_iov = &iovs[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+        msgs[i].msg_hdr.msg_name = &from[i];
+        msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+    }
+    int n = ::recvmmsg(sock_.native_handle(), msgs, kBatch, MSG_DONTWAIT, nullptr);
+    if (n <= 0) return;
+    sockaddr_in self = endpoint(local_.s_addr);
+    for (int i = 0; i < n; ++i) {
+        size_t len = msgs[i].msg_len;
+        ++counters_.rx_packets;
+        counters_.rx_bytes += len;
+        if (pcap_.is_open()) pcap_.write_udp(from[i], self, {buffers[i], len}, PcapWriter::now());
+        emu::wire::Ipv4Flow flow{from[i].sin_addr.s_addr, local_.s_addr,
+                                 ntohs(from[i].sin_port), emu::wire::kRoceV2Port};
+        if (len < emu::wire::kIcrcLength || !emu::wire::icrc_ok(flow, buffers[i], len)) {
+            ++counters_.icrc_errors; // rxe drops these too, silently
+            continue;
+        }
+        on_packet_(from[i], buffers[i], len);
+    }
+}
+
+void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len) {
+    ssize_t sent = ::sendto(sock_.native_handle(), data, len, MSG_DONTWAIT,
+                            reinterpret_cast<const sockaddr*>(&dst), sizeof dst);
+    if (sent < 0) {
+        // A full socket buffer loses the packet, as a congested link would; the transport
+        // recovers it.
+        log_.debug("send to {} failed: {}", inet_ntoa(dst.sin_addr), std::strerror(errno));
+        return;
+    }
+    ++counters_.tx_packets;
+    counters_.tx_bytes += len;
+    if (pcap_.is_open()) {
+        sockaddr_in self = endpoint(local_.s_addr);
+        pcap_.write_udp(self, dst, {data, len}, PcapWriter::now());
+    }
+}
+
+void UdpLink::send(uint32_t dst_addr, uint8_t* packet, size_t len) {
+    sockaddr_in dst = endpoint(dst_addr);
+    emu::wire::Ipv4Flow flow{local_.s_addr, dst_addr, emu::wire::kRoceV2Port,
+                             emu::wire::kRoceV2Port};
+    emu::wire::finish_icrc(flow, packet, len);
+    if (!faulty_) return write(dst, packet, len);
+    send_faulty(dst, packet, len);
+}
+
+void UdpLink::send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len) {
+    FaultInjector::Decision d = faults_.decide();
+    if (d.drop) {
+        ++counters_.fault_drops;
+        return;
+    }
+    if (d.corrupt) {
+        ++counters_.fault_corruptions;
+        faults_.corrupt(packet, len);
+    }
+    int copies = d.duplicate ? 2 : 1;
+    if (d.duplicate) ++counters_.fault_duplicates;
+    if (d.reorder) ++counters_.fault_reorders;
+    for (int c = 0; c < copies; ++c) {
+        Outgoing out{dst, std::vector<uint8_t>(packet, packet + len)};
+        auto ready = reorder_.push(std::move(out), d.reorder && c == 0);
+        for (auto& p : ready) {
+            if (d.delay_us == 0) {
+                write(p.dst, p.bytes.data(), p.bytes.size());
+                continue;
+            }
+            auto timer = std::make_shared<boost::asio::steady_timer>(
+                sock_.get_executor(), std::chrono::microseconds(d.delay_us));
+            auto held = std::make_shared<Outgoing>(std::move(p));
+            timer->async_wait([this, timer, held](const boost::system::error_code& ec) {
+                if (!ec) write(held->dst, held->bytes.data(), held->bytes.size());
+            });
+        }
+    }
+    if (reorder_.holding()) arm_reorder_flush();
+}
+
+void UdpLink::arm_reorder_flush() {
+    reorder_timer_.expires_after(kReorderHold);
+    reorder_timer_.async_wait([this](const boost::system::error_code& ec) {
+        if (ec) return;
+        if (auto held = reorder_.flush()) write(held->dst, held->bytes.data(), held->bytes.size());
+    });
+}
+
+} // namespace nicsim

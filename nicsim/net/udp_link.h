@@ -1,0 +1,67 @@
+// The host's wire: RoCE v2 datagrams on its own address, UDP port 4791. Adds and checks the
+// ICRC, applies the configured faults to every outgoing packet, and records every packet sent
+// and received to the host's pcap when asked.
+#pragma once
+
+#include "fault_injector.h"
+#include "objects/unique_fd.h"
+#include "pcap_writer.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <spdlog/logger.h>
+
+#include <cstdint>
+#include <functional>
+#include <netinet/in.h>
+#include <string>
+#include <vector>
+
+namespace nicsim {
+
+struct LinkCounters {
+    uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
+    uint64_t icrc_errors = 0, malformed = 0, unknown_qp = 0;
+    uint64_t fault_drops = 0, fault_duplicates = 0, fault_reorders = 0, fault_corruptions = 0;
+};
+
+class UdpLink {
+  public:
+    // (source address and port, the UDP payload without its ICRC)
+    using Receiver = std::function<void(const sockaddr_in& from, uint8_t* data, size_t len)>;
+
+    UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, const FaultConfig& faults,
+            const std::string& pcap_path, spdlog::logger& log);
+    ~UdpLink();
+
+    void start(Receiver on_packet);
+    // Sends `len` bytes (BTH .. pad, then 4 bytes for the ICRC this fills in) to dst:4791.
+    void send(uint32_t dst_addr, uint8_t* packet, size_t len);
+    const LinkCounters& counters() const { return counters_; }
+    LinkCounters& counters() { return counters_; }
+
+  private:
+    struct Outgoing {
+        sockaddr_in dst{};
+        std::vector<uint8_t> bytes;
+    };
+    void wait_readable();
+    void receive_batch();
+    void write(const sockaddr_in& dst, const uint8_t* data, size_t len);
+    void send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len);
+    void arm_reorder_flush();
+
+    boost::asio::posix::stream_descriptor sock_;
+    in_addr local_;
+    spdlog::logger& log_;
+    Receiver on_packet_;
+    FaultInjector faults_;
+    bool faulty_;
+    ReorderBuffer<Outgoing> reorder_;
+    boost::asio::steady_timer reorder_timer_;
+    PcapWriter pcap_;
+    LinkCounters counters_;
+};
+
+} // namespace nicsim

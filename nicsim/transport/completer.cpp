@@ -1,0 +1,246 @@
+// The completer: matches ACKs, NAKs, READ responses and atomic ACKs to outstanding requests,
+// writes their data back, and completes WRs in order (IBA 9.7.5).
+#include "emu/wire/psn.h"
+#include "memory_access.h"
+#include "nic.h"
+#include "rc.h"
+
+#include <cstring>
+
+namespace nicsim::rc {
+
+namespace wire = emu::wire;
+using wire::psn_add;
+using wire::psn_diff;
+
+namespace {
+
+uint32_t last_psn(const SendOp& op) { return psn_add(op.first_psn, op.npkts - 1); }
+
+ibv_wc_opcode wc_opcode(uint32_t wr_opcode) {
+    switch (wr_opcode) {
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM: return IBV_WC_RDMA_WRITE;
+    case IBV_WR_RDMA_READ: return IBV_WC_RDMA_READ;
+    case IBV_WR_ATOMIC_CMP_AND_SWP: return IBV_WC_COMP_SWAP;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD: return IBV_WC_FETCH_ADD;
+    default: return IBV_WC_SEND;
+    }
+}
+
+// Every SEND/WRITE up to and including `psn` is acknowledged; a READ or atomic before it that
+// has not had its response was lost (IBA 9.7.5.1.2: an implied NAK).
+void acknowledge_through(TransportEnv& env, Qp& qp, uint32_t psn) {
+    RequesterState& r = qp.req;
+    bool progress = false;
+    for (SendOp& op : r.ops) {
+        if (!op.started || psn_diff(op.first_psn, psn) > 0) break;
+        if (op.done) continue;
+        if (op.reads()) {
+            retransmit_from(env, qp, op.first_psn);
+            break;
+        }
+        if (psn_diff(last_psn(op), psn) > 0) break; // only partly acknowledged
+        op.done = true;
+        progress = true;
+    }
+    if (psn_diff(psn_add(psn, 1), r.una_psn) > 0) {
+        r.una_psn = psn_add(psn, 1);
+        progress = true;
+    }
+    if (progress) r.retry_left = qp.attr.retry_cnt;
+}
+
+void fail_op_at(Qp& qp, uint32_t psn, ibv_wc_status status) {
+    for (SendOp& op : qp.req.ops) {
+        if (!op.started || op.done) continue;
+        if (psn_diff(psn, op.first_psn) >= 0 && psn_diff(psn, last_psn(op)) <= 0) {
+            op.status = status;
+            op.done = true;
+            return;
+        }
+    }
+    // No WR covers the PSN: fail the oldest outstanding one.
+    for (SendOp& op : qp.req.ops)
+        if (!op.done) {
+            op.status = status;
+            op.done = true;
+            return;
+        }
+}
+
+// The oldest READ or atomic still waiting for its response.
+SendOp* pending_read(Qp& qp) {
+    for (SendOp& op : qp.req.ops)
+        if (op.started && !op.done && op.reads()) return &op;
+    return nullptr;
+}
+
+void handle_nak(TransportEnv& env, Qp& qp, const wire::Headers& h) {
+    wire::Syndrome s = wire::classify(h.aeth.syndrome);
+    RequesterState& r = qp.req;
+    if (h.psn != r.una_psn) acknowledge_through(env, qp, psn_add(h.psn, -1));
+    if (s.kind == wire::SyndromeKind::RnrNak) {
+        ++qp.counters.rnr_naks_received;
+        if (r.rnr_left == 0) {
+            fail_op_at(qp, h.psn, IBV_WC_RNR_RETRY_EXC_ERR);
+            return;
+        }
+        if (qp.attr.rnr_retry != 7) --r.rnr_left; // 7 means retry forever
+        r.timer_at_us = 0;
+        r.rnr_until_us = env.now_us() + wire::rnr_timer_us(s.value);
+        env.set_timer(qp, r.rnr_until_us);
+        return;
+    }
+    ++qp.counters.naks_received;
+    switch (static_cast<wire::NakCode>(s.value)) {
+    case wire::NakCode::PsnSequenceError: retransmit_from(env, qp, h.psn); break;
+    case wire::NakCode::InvalidRequest: fail_op_at(qp, h.psn, IBV_WC_REM_INV_REQ_ERR); break;
+    case wire::NakCode::RemoteAccessError:
+        fail_op_at(qp, h.psn, IBV_WC_REM_ACCESS_ERR);
+        break;
+    default: fail_op_at(qp, h.psn, IBV_WC_REM_OP_ERR); break;
+    }
+}
+
+void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h,
+                          const uint8_t* payload, size_t len) {
+    SendOp* op = pending_read(qp);
+    if (!op || op->wqe.opcode != IBV_WR_RDMA_READ) return; // stale or unexpected: drop
+    uint32_t mtu = mtu_bytes(qp);
+    uint32_t expected = psn_add(op->first_psn, static_cast<int64_t>(op->response_bytes / mtu));
+    int32_t d = psn_diff(h.psn, expected);
+    if (d < 0) return; // a duplicate of data we have
+    if (d > 0) {       // responses were lost: ask again from the first missing one
+        retransmit_from(env, qp, expected);
+        return;
+    }
+    if (h.opcode != wire::opcode::make(wire::Transport::RC, wire::opcode::kReadResponseMiddle))
+        acknowledge_through(env, qp, psn_add(op->first_psn, -1));
+    bool last = wire::has_any(h.opcode, wire::kLast);
+    uint64_t room = op->length - op->response_bytes;
+    if (len > room || (!last && len != mtu) || (last && len != room)) {
+        op->status = IBV_WC_REM_OP_ERR; // the responder broke the protocol
+        op->done = true;
+        return;
+    }
+    if (len) {
+        std::vector<DmaSegment> segs;
+        slice(op->local, op->response_bytes, len, segs);
+        if (env.dma().write(qp.pid, segs, payload, len) != 0) {
+            op->status = IBV_WC_LOC_PROT_ERR;
+            op->done = true;
+            return;
+        }
+    }
+    op->response_bytes += len;
+    if (last) {
+        op->done = true;
+        --qp.req.reads_outstanding;
+        if (psn_diff(psn_add(h.psn, 1), qp.req.una_psn) > 0) qp.req.una_psn = psn_add(h.psn, 1);
+        qp.req.retry_left = qp.attr.retry_cnt;
+    }
+}
+
+void handle_atomic_ack(TransportEnv& env, Qp& qp, const wire::Headers& h) {
+    SendOp* op = pending_read(qp);
+    if (!op || op->wqe.opcode == IBV_WR_RDMA_READ || h.psn != op->first_psn) return;
+    acknowledge_through(env, qp, psn_add(op->first_psn, -1));
+    uint64_t original = h.atomic_ack; // written back in host order, as verbs apps read it
+    std::vector<DmaSegment> segs;
+    slice(op->local, 0, 8, segs);
+    if (env.dma().write(qp.pid, segs, reinterpret_cast<const uint8_t*>(&original), 8) != 0)
+        op->status = IBV_WC_LOC_PROT_ERR;
+    op->done = true;
+    --qp.req.reads_outstanding;
+    if (psn_diff(psn_add(h.psn, 1), qp.req.una_psn) > 0) qp.req.una_psn = psn_add(h.psn, 1);
+    qp.req.retry_left = qp.attr.retry_cnt;
+}
+
+} // namespace
+
+void handle_response(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
+                     size_t len) {
+    if (qp.type != IBV_QPT_RC) return;
+    if (wire::has(h.opcode, wire::kReadResponse)) {
+        handle_read_response(env, qp, h, payload, len);
+    } else if (wire::has(h.opcode, wire::kAtomicAck)) {
+        handle_atomic_ack(env, qp, h);
+    } else if (wire::has(h.opcode, wire::kAck)) {
+        if (wire::classify(h.aeth.syndrome).kind == wire::SyndromeKind::Ack)
+            acknowledge_through(env, qp, h.psn);
+        else
+            handle_nak(env, qp, h);
+    }
+    complete_ready(env, qp);
+    // Progress restarts the retransmit timer; nothing outstanding stops it.
+    RequesterState& r = qp.req;
+    bool outstanding = false;
+    for (const SendOp& op : r.ops)
+        if (op.started && !op.done) outstanding = true;
+    if (!r.rnr_until_us) {
+        if (outstanding)
+            arm_retransmit_timer(env, qp);
+        else if (r.timer_at_us) {
+            r.timer_at_us = 0;
+            env.set_timer(qp, 0);
+        }
+    }
+    if (qp.attr.qp_state == IBV_QPS_RTS) env.schedule(qp);
+}
+
+void complete_ready(TransportEnv& env, Qp& qp) {
+    RequesterState& r = qp.req;
+    while (!r.ops.empty() && r.ops.front().done) {
+        SendOp op = std::move(r.ops.front());
+        r.ops.pop_front();
+        if (r.cursor) --r.cursor;
+        if (op.signaled(qp.sq_sig_all)) {
+            ibv_wc wc{};
+            wc.wr_id = op.wqe.wr_id;
+            wc.status = op.status;
+            wc.opcode = wc_opcode(op.wqe.opcode);
+            wc.byte_len = op.wqe.opcode == IBV_WR_RDMA_READ ? static_cast<uint32_t>(op.length)
+                          : op.reads()                      ? 8
+                                                            : 0;
+            wc.qp_num = qp.qpn;
+            post_completion(env, *qp.send_cq, wc, false);
+        }
+        // The slot is free for the app only now, as on hardware.
+        qp.sq.header->consumer.store(op.sq_index + 1, std::memory_order_release);
+        if (op.status != IBV_WC_SUCCESS) {
+            // The error completion is the report (no async event); the QP stops (IBA 10.8.3).
+            to_error(env, qp);
+            return;
+        }
+    }
+}
+
+void on_timer(TransportEnv& env, Qp& qp) {
+    RequesterState& r = qp.req;
+    uint64_t now = env.now_us();
+    if (r.rnr_until_us) {
+        if (now < r.rnr_until_us) return env.set_timer(qp, r.rnr_until_us);
+        r.rnr_until_us = 0;
+        retransmit_from(env, qp, r.una_psn);
+        return;
+    }
+    if (!r.timer_at_us) return;
+    if (now < r.timer_at_us) return env.set_timer(qp, r.timer_at_us);
+    r.timer_at_us = 0;
+    bool outstanding = false;
+    for (const SendOp& op : r.ops)
+        if (op.started && !op.done) outstanding = true;
+    if (!outstanding) return;
+    ++qp.counters.timeouts;
+    if (r.retry_left == 0) {
+        fail_op_at(qp, r.una_psn, IBV_WC_RETRY_EXC_ERR);
+        complete_ready(env, qp);
+        return;
+    }
+    if (qp.attr.retry_cnt != 7) --r.retry_left; // 7: retry forever, as rxe
+    retransmit_from(env, qp, r.una_psn);
+    arm_retransmit_timer(env, qp);
+}
+
+} // namespace nicsim::rc

@@ -1,0 +1,38 @@
+// Completions: CQEs into the shared CQ ring, and completion events on the channel.
+#include "emu/ipc/protocol.h"
+#include "nic.h"
+#include "objects/session_objects.h"
+#include "rc.h"
+
+#include <cerrno>
+#include <cstring>
+#include <sys/socket.h>
+
+namespace nicsim::rc {
+
+void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited) {
+    emu::ipc::RingHeader* ring = cq.ring.header;
+    uint32_t producer = ring->producer.load(std::memory_order_relaxed);
+    uint32_t consumer = ring->consumer.load(std::memory_order_acquire);
+    if (producer - consumer >= cq.ring.entries) {
+        // The app let the CQ fill up: the completion is lost, as on hardware (CQ overrun).
+        if (!cq.overrun && cq.owner)
+            env.async_event(cq.owner->async_fd, IBV_EVENT_CQ_ERR, cq.handle);
+        cq.overrun = true;
+        return;
+    }
+    std::memcpy(cq.ring.slot(producer), &wc, sizeof wc);
+    ring->producer.store(producer + 1, std::memory_order_seq_cst);
+    // Pairs with req_notify_cq storing `notify` and then polling again (both seq_cst).
+    uint32_t notify = ring->notify.load(std::memory_order_seq_cst);
+    bool wanted = notify == emu::ipc::kNotifyAny ||
+                  (notify == emu::ipc::kNotifySolicited && (solicited || wc.status != IBV_WC_SUCCESS));
+    if (!wanted || !cq.channel) return;
+    if (!ring->notify.compare_exchange_strong(notify, emu::ipc::kNotifyNone)) return;
+    emu::ipc::CompEventRecord rec{cq.handle, 0};
+    // Non-blocking: an app that never reads its channel only loses events, the NIC never stalls.
+    [[maybe_unused]] ssize_t n =
+        ::send(cq.channel->daemon_end.get(), &rec, sizeof rec, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+} // namespace nicsim::rc

@@ -1,0 +1,56 @@
+#include "memory_access.h"
+
+#include "nic.h"
+
+namespace nicsim {
+
+ibv_wc_status resolve_local(const Nic& nic, const Pd* pd, const emu::ipc::Sge* sges, uint32_t n,
+                            uint32_t need, std::vector<DmaSegment>& out, uint64_t* total) {
+    out.clear();
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        const emu::ipc::Sge& s = sges[i];
+        if (s.length == 0) continue;
+        Mr* mr = nic.mr_by_lkey(s.lkey);
+        if (!mr || mr->pd != pd) return IBV_WC_LOC_PROT_ERR;
+        // Local keys address by virtual address (the app's pointer), within the MR.
+        if (s.addr < mr->addr || s.addr + s.length > mr->addr + mr->length ||
+            s.addr + s.length < s.addr)
+            return IBV_WC_LOC_PROT_ERR;
+        if ((mr->access & need) != need) return IBV_WC_LOC_PROT_ERR;
+        out.push_back({s.addr, s.length});
+        sum += s.length;
+    }
+    *total = sum;
+    return IBV_WC_SUCCESS;
+}
+
+Mr* check_remote(const Nic& nic, const Pd* pd, uint32_t rkey, uint64_t va, uint64_t len,
+                 uint32_t need) {
+    Mr* mr = nic.mr_by_rkey(rkey);
+    if (!mr || mr->pd != pd) return nullptr;
+    if (!(mr->access & need)) return nullptr;
+    // Remote keys address by the MR's iova (= its address unless registered with an iova).
+    if (va < mr->iova || va + len < va || va + len > mr->iova + mr->length) return nullptr;
+    return mr;
+}
+
+uint64_t mr_address(const Mr& mr, uint64_t va) { return mr.addr + (va - mr.iova); }
+
+void slice(const std::vector<DmaSegment>& sg, uint64_t offset, uint64_t len,
+           std::vector<DmaSegment>& out) {
+    out.clear();
+    for (const DmaSegment& s : sg) {
+        if (len == 0) break;
+        if (offset >= s.length) {
+            offset -= s.length;
+            continue;
+        }
+        uint64_t take = std::min<uint64_t>(s.length - offset, len);
+        out.push_back({s.addr + offset, take});
+        len -= take;
+        offset = 0;
+    }
+}
+
+} // namespace nicsim

@@ -1,0 +1,161 @@
+// What the RC engines share: entry points, packet output, and the error state.
+#include "emu/wire/psn.h"
+#include "nic.h"
+#include "objects/session_objects.h"
+#include "rc.h"
+
+#include <cstring>
+
+namespace nicsim::rc {
+
+namespace wire = emu::wire;
+
+uint32_t mtu_bytes(const Qp& qp) { return 128u << static_cast<uint32_t>(qp.attr.path_mtu); }
+
+uint32_t dest_addr(const Qp& qp) {
+    uint32_t addr;
+    std::memcpy(&addr, &qp.attr.ah_attr.grh.dgid.raw[12], 4);
+    return addr;
+}
+
+void send_packet(TransportEnv& env, Qp& qp, wire::Headers& h, uint8_t* buf, size_t payload_len) {
+    h.dest_qpn = qp.attr.dest_qp_num;
+    h.pkey = wire::kDefaultPkey;
+    size_t len = wire::build_in_place(h, payload_len, buf);
+    ++qp.counters.tx_packets;
+    qp.counters.tx_bytes += len;
+    env.transmit(qp, dest_addr(qp), buf, len);
+}
+
+void send_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint8_t syndrome) {
+    uint8_t buf[64];
+    wire::Headers h;
+    h.opcode = wire::opcode::kRcAcknowledge;
+    h.psn = psn & wire::kPsnMask;
+    h.aeth = {syndrome, qp.resp.msn & wire::kPsnMask};
+    send_packet(env, qp, h, buf, 0);
+}
+
+namespace {
+
+ibv_wc flush_wc(const Qp& qp, uint64_t wr_id, ibv_wc_opcode opcode) {
+    ibv_wc wc{};
+    wc.wr_id = wr_id;
+    wc.status = IBV_WC_WR_FLUSH_ERR;
+    wc.opcode = opcode;
+    wc.qp_num = qp.qpn;
+    return wc;
+}
+
+} // namespace
+
+void flush(TransportEnv& env, Qp& qp) {
+    // Send side: what was fetched, then what is still in the ring.
+    RequesterState& r = qp.req;
+    for (const SendOp& op : r.ops)
+        post_completion(env, *qp.send_cq, flush_wc(qp, op.wqe.wr_id, IBV_WC_SEND), false);
+    r.ops.clear();
+    r.cursor = 0;
+    r.reads_outstanding = 0;
+    emu::ipc::RingHeader* sq = qp.sq.header;
+    uint32_t producer = sq->producer.load(std::memory_order_acquire);
+    if (producer - r.fetch_index > qp.sq.entries) producer = r.fetch_index + qp.sq.entries;
+    for (; r.fetch_index != producer; ++r.fetch_index) {
+        emu::ipc::SendWqe w;
+        std::memcpy(&w, qp.sq.slot(r.fetch_index), sizeof w);
+        post_completion(env, *qp.send_cq, flush_wc(qp, w.wr_id, IBV_WC_SEND), false);
+    }
+    sq->consumer.store(r.fetch_index, std::memory_order_release);
+    // Receive side: the QP's own RQ (an SRQ's WQEs stay for its other QPs).
+    if (qp.resp.have_recv) {
+        post_completion(env, *qp.recv_cq, flush_wc(qp, qp.resp.recv.wr_id, IBV_WC_RECV), false);
+        qp.resp.have_recv = false;
+    }
+    if (qp.rq.entries) {
+        emu::ipc::RingHeader* rq = qp.rq.header;
+        uint32_t consumer = rq->consumer.load(std::memory_order_relaxed);
+        uint32_t rp = rq->producer.load(std::memory_order_acquire);
+        if (rp - consumer > qp.rq.entries) rp = consumer + qp.rq.entries;
+        for (; consumer != rp; ++consumer) {
+            emu::ipc::RecvWqe w;
+            std::memcpy(&w, qp.rq.slot(consumer), sizeof w);
+            post_completion(env, *qp.recv_cq, flush_wc(qp, w.wr_id, IBV_WC_RECV), false);
+        }
+        rq->consumer.store(consumer, std::memory_order_release);
+    }
+    qp.resp.reads.clear();
+}
+
+void to_error(TransportEnv& env, Qp& qp) {
+    if (qp.attr.qp_state == IBV_QPS_ERR) return;
+    qp.attr.qp_state = IBV_QPS_ERR;
+    qp.attr.cur_qp_state = IBV_QPS_ERR;
+    qp.req.timer_at_us = 0;
+    env.set_timer(qp, 0);
+    flush(env, qp);
+}
+
+void doorbell(TransportEnv& env, Qp& qp) {
+    switch (qp.attr.qp_state) {
+    case IBV_QPS_ERR: flush(env, qp); break;
+    case IBV_QPS_RTS: env.schedule(qp); break;
+    default: break; // work waits until the QP can send
+    }
+}
+
+bool run(TransportEnv& env, Qp& qp, int budget) {
+    if (qp.attr.qp_state == IBV_QPS_ERR) return false;
+    bool more = send_read_responses(env, qp, budget);
+    if (qp.attr.qp_state == IBV_QPS_RTS) {
+        fetch(env, qp);
+        more = transmit(env, qp, budget) || more;
+    }
+    return more;
+}
+
+void receive(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
+             size_t len) {
+    ++qp.counters.rx_packets;
+    qp.counters.rx_bytes += len;
+    if (wire::has(h.opcode, wire::kRequest)) {
+        // Requests need a receive side: RTR or later (IBA 10.3.1).
+        ibv_qp_state s = qp.attr.qp_state;
+        if (s == IBV_QPS_RTR || s == IBV_QPS_RTS || s == IBV_QPS_SQD || s == IBV_QPS_SQE)
+            handle_request(env, qp, h, payload, len);
+    } else if (qp.attr.qp_state == IBV_QPS_RTS || qp.attr.qp_state == IBV_QPS_SQD) {
+        handle_response(env, qp, h, payload, len);
+    }
+}
+
+void modified(TransportEnv& env, Qp& qp, ibv_qp_state from) {
+    ibv_qp_state to = qp.attr.qp_state;
+    if (to == from) return;
+    if (to == IBV_QPS_RESET) {
+        env.set_timer(qp, 0);
+        qp.req = RequesterState{};
+        qp.resp = ResponderState{};
+        // The rings restart empty (IBA 10.3.1: RESET empties the queues).
+        qp.req.fetch_index = qp.sq.header->producer.load(std::memory_order_acquire);
+        qp.sq.header->consumer.store(qp.req.fetch_index, std::memory_order_release);
+        if (qp.rq.entries)
+            qp.rq.header->consumer.store(qp.rq.header->producer.load(), std::memory_order_release);
+        return;
+    }
+    if (to == IBV_QPS_ERR) {
+        flush(env, qp);
+        return;
+    }
+    if (to == IBV_QPS_RTR) {
+        qp.resp.epsn = qp.attr.rq_psn;
+        qp.resp.replay.assign(std::max<uint32_t>(1, qp.attr.max_dest_rd_atomic), ReplayEntry{});
+    }
+    if (to == IBV_QPS_RTS && from == IBV_QPS_RTR) {
+        qp.req.next_psn = qp.attr.sq_psn;
+        qp.req.una_psn = qp.attr.sq_psn;
+        qp.req.retry_left = qp.attr.retry_cnt;
+        qp.req.rnr_left = qp.attr.rnr_retry;
+    }
+    if (to == IBV_QPS_RTS) env.schedule(qp); // WRs posted before RTS can go now
+}
+
+} // namespace nicsim::rc

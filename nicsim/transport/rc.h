@@ -1,0 +1,64 @@
+// The RC (and UC) transport engines, split like rxe: the requester turns SQ work requests into
+// packets, the responder executes incoming requests, the completer matches responses to
+// outstanding requests and writes completions. All of them are driven through TransportEnv.
+#pragma once
+
+#include "emu/wire/packet.h"
+#include "transport_env.h"
+
+#include <cstdint>
+
+namespace nicsim {
+
+struct Qp;
+struct Cq;
+
+namespace rc {
+
+// The app posted work: take new send WRs, flush when in ERR.
+void doorbell(TransportEnv& env, Qp& qp);
+// Sends up to `budget` packets (requests and READ responses). True when more are ready.
+bool run(TransportEnv& env, Qp& qp, int budget);
+// A packet for this QP: request (responder) or response (completer).
+void receive(TransportEnv& env, Qp& qp, const emu::wire::Headers& h, const uint8_t* payload,
+             size_t len);
+void on_timer(TransportEnv& env, Qp& qp);
+// The QP changed state through ibv_modify_qp.
+void modified(TransportEnv& env, Qp& qp, ibv_qp_state from);
+
+// --- shared by the engines ---
+
+// Moves the QP to ERR (IBA 10.3.1): every outstanding and later WR completes with
+// IBV_WC_WR_FLUSH_ERR.
+void to_error(TransportEnv& env, Qp& qp);
+void flush(TransportEnv& env, Qp& qp);
+// Writes one completion; raises the CQ's event when armed for it.
+void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited);
+
+uint32_t mtu_bytes(const Qp& qp);
+uint32_t dest_addr(const Qp& qp); // the peer's IPv4 address (network order) from its GID
+// Builds and sends one packet of `qp` to its peer; payload already at buf + header length.
+void send_packet(TransportEnv& env, Qp& qp, emu::wire::Headers& h, uint8_t* buf,
+                 size_t payload_len);
+void send_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint8_t syndrome);
+
+// Completer: completes acknowledged requests in order.
+void complete_ready(TransportEnv& env, Qp& qp);
+void retransmit_from(TransportEnv& env, Qp& qp, uint32_t psn);
+void handle_response(TransportEnv& env, Qp& qp, const emu::wire::Headers& h,
+                     const uint8_t* payload, size_t len);
+// Responder.
+void handle_request(TransportEnv& env, Qp& qp, const emu::wire::Headers& h,
+                    const uint8_t* payload, size_t len);
+bool send_read_responses(TransportEnv& env, Qp& qp, int& budget);
+// Requester.
+void fetch(TransportEnv& env, Qp& qp);
+bool transmit(TransportEnv& env, Qp& qp, int& budget);
+void arm_retransmit_timer(TransportEnv& env, Qp& qp);
+
+inline constexpr size_t kMaxPacket = 4096 + 128; // largest MTU plus headers, pad and ICRC
+inline constexpr uint32_t kWindow = 128;         // unacknowledged PSNs in flight, as rxe
+inline constexpr uint32_t kAckEvery = 32;        // AckReq at least this often in a message
+
+} // namespace rc
+} // namespace nicsim

@@ -1,0 +1,249 @@
+// The requester: takes send WRs from the SQ and turns them into packets (segmentation at the
+// path MTU, PSN assignment, AckReq), within the window and the read/atomic credits, and
+// retransmits go-back-N from a PSN when asked.
+#include "emu/wire/psn.h"
+#include "memory_access.h"
+#include "nic.h"
+#include "rc.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace nicsim {
+
+bool SendOp::reads() const {
+    return wqe.opcode == IBV_WR_RDMA_READ || wqe.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+           wqe.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+bool SendOp::signaled(bool sq_sig_all) const {
+    return sq_sig_all || (wqe.send_flags & IBV_SEND_SIGNALED) || status != IBV_WC_SUCCESS;
+}
+
+namespace rc {
+
+namespace wire = emu::wire;
+using emu::wire::psn_add;
+
+namespace {
+
+bool is_atomic(uint32_t opcode) {
+    return opcode == IBV_WR_ATOMIC_CMP_AND_SWP || opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+bool valid_opcode(ibv_qp_type type, uint32_t op) {
+    switch (op) {
+    case IBV_WR_SEND:
+    case IBV_WR_SEND_WITH_IMM:
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM: return type == IBV_QPT_RC || type == IBV_QPT_UC;
+    case IBV_WR_RDMA_READ:
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+    case IBV_WR_SEND_WITH_INV: return type == IBV_QPT_RC;
+    default: return false;
+    }
+}
+
+// Copies one WQE out of the ring (the app may scribble on it) and checks it.
+SendOp take(TransportEnv& env, Qp& qp, uint32_t index) {
+    SendOp op;
+    op.sq_index = index;
+    const char* slot = qp.sq.slot(index);
+    std::memcpy(&op.wqe, slot, sizeof op.wqe);
+    const emu::ipc::SendWqe& w = op.wqe;
+    const char* tail = slot + sizeof(emu::ipc::SendWqe);
+    size_t tail_room = qp.sq.entry_size - sizeof(emu::ipc::SendWqe);
+    if (!valid_opcode(qp.type, w.opcode)) {
+        op.status = IBV_WC_LOC_QP_OP_ERR;
+        return op;
+    }
+    if (w.inline_len) {
+        if (w.inline_len > qp.cap.max_inline_data || w.inline_len > tail_room) {
+            op.status = IBV_WC_LOC_LEN_ERR;
+            return op;
+        }
+        op.inline_data.assign(tail, tail + w.inline_len);
+        op.length = w.inline_len;
+    } else {
+        if (w.num_sge > qp.cap.max_send_sge || w.num_sge * sizeof(emu::ipc::Sge) > tail_room) {
+            op.status = IBV_WC_LOC_LEN_ERR;
+            return op;
+        }
+        emu::ipc::Sge sges[64];
+        std::memcpy(sges, tail, w.num_sge * sizeof(emu::ipc::Sge));
+        // READ and atomic responses are written into the local buffers.
+        uint32_t need = op.reads() ? IBV_ACCESS_LOCAL_WRITE : 0;
+        op.status = resolve_local(env.nic(), qp.pd, sges, w.num_sge, need, op.local, &op.length);
+        if (op.status != IBV_WC_SUCCESS) return op;
+    }
+    if (op.length > env.nic().device().port_attr().max_msg_sz) op.status = IBV_WC_LOC_LEN_ERR;
+    if (is_atomic(w.opcode) && op.length < 8) op.status = IBV_WC_LOC_LEN_ERR;
+    return op;
+}
+
+uint32_t packets_for(const Qp& qp, const SendOp& op) {
+    if (is_atomic(op.wqe.opcode)) return 1;
+    uint64_t mtu = mtu_bytes(qp);
+    return static_cast<uint32_t>(std::max<uint64_t>(1, (op.length + mtu - 1) / mtu));
+}
+
+wire::Operation operation_of(uint32_t opcode) {
+    switch (opcode) {
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM: return wire::Operation::Write;
+    case IBV_WR_RDMA_READ: return wire::Operation::ReadRequest;
+    case IBV_WR_ATOMIC_CMP_AND_SWP: return wire::Operation::CompareSwap;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD: return wire::Operation::FetchAdd;
+    default: return wire::Operation::Send;
+    }
+}
+
+wire::Modifier modifier_of(uint32_t opcode) {
+    if (opcode == IBV_WR_SEND_WITH_IMM || opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+        return wire::Modifier::Imm;
+    if (opcode == IBV_WR_SEND_WITH_INV) return wire::Modifier::Inv;
+    return wire::Modifier::None;
+}
+
+// Sends packet op.next_pkt of `op` (for a READ: the request for everything from there on).
+// Returns false when local memory could not be read (the op then fails).
+bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
+    uint8_t buf[kMaxPacket];
+    const emu::ipc::SendWqe& w = op.wqe;
+    uint32_t mtu = mtu_bytes(qp);
+    uint32_t k = op.next_pkt;
+    wire::Headers h;
+    h.psn = psn_add(op.first_psn, k);
+    auto transport = qp.type == IBV_QPT_UC ? wire::Transport::UC : wire::Transport::RC;
+    wire::Operation operation = operation_of(w.opcode);
+    size_t payload_len = 0;
+    if (operation == wire::Operation::ReadRequest) {
+        uint64_t offset = uint64_t(k) * mtu;
+        h.opcode = *wire::opcode_for(transport, operation, wire::Position::Only);
+        h.reth = {w.remote_addr + offset, w.rkey, static_cast<uint32_t>(op.length - offset)};
+        h.ack_req = true;
+        op.next_pkt = op.npkts;
+    } else if (operation == wire::Operation::CompareSwap ||
+               operation == wire::Operation::FetchAdd) {
+        h.opcode = *wire::opcode_for(transport, operation, wire::Position::Only);
+        h.atomic_eth = {w.remote_addr, w.rkey, 
+                        operation == wire::Operation::CompareSwap ? w.swap : w.compare_add,
+                        operation == wire::Operation::CompareSwap ? w.compare_add : 0};
+        h.ack_req = true;
+        op.next_pkt = 1;
+    } else {
+        bool first = k == 0, last = k + 1 == op.npkts;
+        wire::Modifier mod = last ? modifier_of(w.opcode) : wire::Modifier::None;
+        h.opcode = *wire::opcode_for(transport, operation, wire::position_of(first, last), mod);
+        if (first && operation == wire::Operation::Write)
+            h.reth = {w.remote_addr, w.rkey, static_cast<uint32_t>(op.length)};
+        if (mod == wire::Modifier::Imm) h.imm = w.imm_data;
+        if (mod == wire::Modifier::Inv) h.ieth_rkey = w.imm_data;
+        if (last && (w.send_flags & IBV_SEND_SOLICITED)) h.se = true;
+        h.ack_req = last || (k + 1) % kAckEvery == 0;
+        uint64_t offset = uint64_t(k) * mtu;
+        payload_len = static_cast<size_t>(std::min<uint64_t>(mtu, op.length - offset));
+        uint8_t* payload = buf + wire::header_length(h.opcode);
+        if (!op.inline_data.empty()) {
+            std::memcpy(payload, op.inline_data.data() + offset, payload_len);
+        } else if (payload_len) {
+            std::vector<DmaSegment> segs;
+            slice(op.local, offset, payload_len, segs);
+            if (env.dma().read(qp.pid, segs, payload, payload_len) != 0) return false;
+        }
+        ++op.next_pkt;
+    }
+    send_packet(env, qp, h, buf, payload_len);
+    return true;
+}
+
+} // namespace
+
+void fetch(TransportEnv& env, Qp& qp) {
+    RequesterState& r = qp.req;
+    uint32_t producer = qp.sq.header->producer.load(std::memory_order_acquire);
+    uint32_t consumer = qp.sq.header->consumer.load(std::memory_order_relaxed);
+    if (producer - consumer > qp.sq.entries) producer = consumer + qp.sq.entries; // app bug
+    while (r.fetch_index != producer && r.ops.size() < qp.sq.entries) {
+        r.ops.push_back(take(env, qp, r.fetch_index));
+        ++r.fetch_index;
+    }
+}
+
+void arm_retransmit_timer(TransportEnv& env, Qp& qp) {
+    RequesterState& r = qp.req;
+    if (qp.type != IBV_QPT_RC || qp.attr.timeout == 0 || r.rnr_until_us) return; // 0: infinite
+    uint64_t timeout_us = (4096ull << qp.attr.timeout) / 1000; // 4.096 us * 2^timeout
+    r.timer_at_us = env.now_us() + std::max<uint64_t>(timeout_us, 1);
+    env.set_timer(qp, r.timer_at_us);
+}
+
+bool transmit(TransportEnv& env, Qp& qp, int& budget) {
+    RequesterState& r = qp.req;
+    if (r.rnr_until_us) return false; // waiting out an RNR NAK
+    bool sent = false;
+    while (budget > 0 && r.cursor < r.ops.size()) {
+        SendOp& op = r.ops[r.cursor];
+        if (op.status != IBV_WC_SUCCESS) break; // completes (with its error) in order
+        if (!op.started) {
+            uint32_t credits = std::max<uint32_t>(1, qp.attr.max_rd_atomic);
+            if (op.reads() && r.reads_outstanding >= credits) break;
+            if ((op.wqe.send_flags & IBV_SEND_FENCE) && r.reads_outstanding) break;
+            op.first_psn = r.next_psn;
+            op.npkts = packets_for(qp, op);
+            op.started = true;
+            r.next_psn = psn_add(r.next_psn, op.npkts);
+            if (op.reads()) ++r.reads_outstanding;
+        }
+        if (qp.type == IBV_QPT_RC &&
+            emu::wire::psn_diff(psn_add(op.first_psn, op.next_pkt), r.una_psn) >= int(kWindow))
+            break;
+        if (!send_next_packet(env, qp, op)) {
+            op.status = IBV_WC_LOC_PROT_ERR; // local memory vanished since registration
+            op.done = true;
+            break;
+        }
+        sent = true;
+        --budget;
+        if (op.next_pkt >= op.npkts) {
+            ++r.cursor;
+            if (qp.type == IBV_QPT_UC) op.done = true; // unreliable: complete once sent
+        }
+    }
+    if (sent && !r.timer_at_us) arm_retransmit_timer(env, qp);
+    if (qp.type == IBV_QPT_UC || (!r.ops.empty() && r.ops.front().done)) complete_ready(env, qp);
+    return budget == 0 && r.cursor < r.ops.size();
+}
+
+void retransmit_from(TransportEnv& env, Qp& qp, uint32_t psn) {
+    RequesterState& r = qp.req;
+    uint32_t mtu = mtu_bytes(qp);
+    bool found = false;
+    for (size_t i = 0; i < r.ops.size(); ++i) {
+        SendOp& op = r.ops[i];
+        if (!op.started) break;
+        if (op.done) continue;
+        if (!found) {
+            int32_t d = emu::wire::psn_diff(psn, op.first_psn);
+            if (d >= int32_t(op.npkts)) continue;
+            uint32_t k = d < 0 ? 0 : static_cast<uint32_t>(d);
+            if (op.reads()) {
+                // Resume the READ where its responses stopped.
+                k = static_cast<uint32_t>(op.response_bytes / mtu);
+            }
+            op.next_pkt = k;
+            r.cursor = i;
+            found = true;
+        } else {
+            op.next_pkt = 0;
+            op.response_bytes = 0;
+        }
+    }
+    if (!found) return;
+    qp.counters.retransmits++;
+    env.schedule(qp);
+}
+
+} // namespace rc
+} // namespace nicsim

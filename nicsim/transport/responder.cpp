@@ -1,0 +1,421 @@
+// The responder: validates incoming requests in rxe's order (PSN, opcode sequence, access,
+// resources, length, rkey), executes them against app memory, and acknowledges.
+#include "emu/wire/psn.h"
+#include "memory_access.h"
+#include "nic.h"
+#include "objects/session_objects.h"
+#include "rc.h"
+
+#include <cstring>
+
+namespace nicsim::rc {
+
+namespace wire = emu::wire;
+using wire::psn_add;
+using wire::psn_diff;
+
+namespace {
+
+bool is_rc(const Qp& qp) { return qp.type == IBV_QPT_RC; }
+
+// A class of errors that ends the connection: NAK the requester, report on our side, go to ERR.
+void fatal(TransportEnv& env, Qp& qp, const wire::Headers& h, wire::NakCode code,
+           ibv_wc_status recv_status, ibv_event_type event) {
+    ResponderState& s = qp.resp;
+    env.log().info("qp {:#x}: {} psn {:#x} refused (NAK code {}, local status {}); QP to ERR",
+                   qp.qpn, wire::opcode_name(h.opcode), h.psn, static_cast<int>(code),
+                   static_cast<int>(recv_status));
+    if (is_rc(qp)) {
+        ++qp.counters.naks_sent;
+        send_ack(env, qp, h.psn, wire::aeth_nak(code));
+    }
+    if (s.have_recv) {
+        ibv_wc wc{};
+        wc.wr_id = s.recv.wr_id;
+        wc.status = recv_status;
+        wc.opcode = IBV_WC_RECV;
+        wc.qp_num = qp.qpn;
+        post_completion(env, *qp.recv_cq, wc, false);
+        s.have_recv = false;
+    }
+    if (qp.owner) env.async_event(qp.owner->async_fd, event, qp.handle);
+    to_error(env, qp);
+}
+
+// Takes the next receive WQE from the SRQ or the RQ. False when there is none.
+bool take_recv(TransportEnv& env, Qp& qp, ibv_wc_status* status) {
+    Ring& ring = qp.srq ? qp.srq->ring : qp.rq;
+    emu::ipc::RingHeader* hdr = ring.header;
+    uint32_t consumer = hdr->consumer.load(std::memory_order_relaxed);
+    uint32_t producer = hdr->producer.load(std::memory_order_acquire);
+    if (producer == consumer || producer - consumer > ring.entries) return false;
+    const char* slot = ring.slot(consumer);
+    emu::ipc::RecvWqe w;
+    std::memcpy(&w, slot, sizeof w);
+    hdr->consumer.store(consumer + 1, std::memory_order_release);
+    uint32_t max_sge = qp.srq ? qp.srq->attr.max_sge : qp.cap.max_recv_sge;
+    RecvOp& r = qp.resp.recv;
+    r = RecvOp{};
+    r.wr_id = w.wr_id;
+    qp.resp.have_recv = true;
+    *status = IBV_WC_SUCCESS;
+    if (w.num_sge > max_sge ||
+        sizeof w + w.num_sge * sizeof(emu::ipc::Sge) > ring.entry_size) {
+        *status = IBV_WC_LOC_LEN_ERR;
+        return true;
+    }
+    emu::ipc::Sge sges[64];
+    std::memcpy(sges, slot + sizeof w, w.num_sge * sizeof(emu::ipc::Sge));
+    const Pd* pd = qp.srq ? qp.srq->pd : qp.pd;
+    *status = resolve_local(env.nic(), pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, r.local,
+                            &r.capacity);
+    return true;
+}
+
+void complete_recv(TransportEnv& env, Qp& qp, const wire::Headers& h, ibv_wc_opcode opcode,
+                   uint32_t byte_len) {
+    ResponderState& s = qp.resp;
+    ibv_wc wc{};
+    wc.wr_id = s.recv.wr_id;
+    wc.status = IBV_WC_SUCCESS;
+    wc.opcode = opcode;
+    wc.byte_len = byte_len;
+    wc.qp_num = qp.qpn;
+    wc.src_qp = qp.attr.dest_qp_num;
+    if (wire::has(h.opcode, wire::kHasImmDt)) {
+        wc.wc_flags |= IBV_WC_WITH_IMM;
+        wc.imm_data = h.imm;
+    }
+    if (wire::has(h.opcode, wire::kHasIeth)) {
+        wc.wc_flags |= IBV_WC_WITH_INV;
+        wc.invalidated_rkey = h.ieth_rkey;
+    }
+    s.have_recv = false;
+    post_completion(env, *qp.recv_cq, wc, h.se);
+}
+
+// Makes sure a receive WQE is at hand. False when the request was answered (RNR NAK, error).
+bool need_recv(TransportEnv& env, Qp& qp, const wire::Headers& h) {
+    if (qp.resp.have_recv) return true;
+    ibv_wc_status status;
+    if (!take_recv(env, qp, &status)) {
+        // No receive posted: RNR NAK, the requester retries after min_rnr_timer (IBA 9.7.5.2.8).
+        if (is_rc(qp)) {
+            ++qp.counters.rnr_naks_sent;
+            send_ack(env, qp, h.psn, wire::aeth_rnr_nak(qp.attr.min_rnr_timer));
+        }
+        return false;
+    }
+    if (status != IBV_WC_SUCCESS) {
+        fatal(env, qp, h, wire::NakCode::RemoteOperationalError, status, IBV_EVENT_QP_FATAL);
+        return false;
+    }
+    return true;
+}
+
+// FIRST/MIDDLE packets carry exactly one MTU, LAST and ONLY at most one (IBA C9-24..C9-26).
+bool payload_size_ok(const Qp& qp, uint8_t opcode, size_t len) {
+    uint32_t mtu = mtu_bytes(qp);
+    if (wire::has_any(opcode, wire::kLast)) return len <= mtu;
+    return len == mtu;
+}
+
+bool execute_send(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
+                  size_t len) {
+    if (!need_recv(env, qp, h)) return false;
+    RecvOp& r = qp.resp.recv;
+    if (r.received + len > r.capacity) {
+        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_REQ_ERR);
+        return false;
+    }
+    if (len) {
+        std::vector<DmaSegment> segs;
+        slice(r.local, r.received, len, segs);
+        if (env.dma().write(qp.pid, segs, payload, len) != 0) {
+            fatal(env, qp, h, wire::NakCode::RemoteOperationalError, IBV_WC_LOC_PROT_ERR,
+                  IBV_EVENT_QP_FATAL);
+            return false;
+        }
+    }
+    r.received += len;
+    if (wire::has_any(h.opcode, wire::kLast)) {
+        ibv_wc_opcode op = IBV_WC_RECV;
+        complete_recv(env, qp, h, op, static_cast<uint32_t>(r.received));
+    }
+    return true;
+}
+
+bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
+                   size_t len) {
+    ResponderState& s = qp.resp;
+    if (wire::has(h.opcode, wire::kHasReth)) {
+        s.write_mr = nullptr;
+        s.write_va = h.reth.va;
+        s.write_remaining = s.write_length = h.reth.length;
+        if (h.reth.length) {
+            s.write_mr = check_remote(env.nic(), qp.pd, h.reth.rkey, h.reth.va, h.reth.length,
+                                      IBV_ACCESS_REMOTE_WRITE);
+            if (!s.write_mr) {
+                fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
+                      IBV_EVENT_QP_ACCESS_ERR);
+                return false;
+            }
+        }
+    }
+    bool last = wire::has_any(h.opcode, wire::kLast);
+    if (len > s.write_remaining || (last && len != s.write_remaining)) {
+        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
+              IBV_EVENT_QP_REQ_ERR);
+        return false;
+    }
+    // WRITE with immediate consumes a receive WQE: find one before touching memory.
+    if (last && wire::has(h.opcode, wire::kNeedsRecvWqe) && !need_recv(env, qp, h)) return false;
+    if (len) {
+        DmaSegment seg{mr_address(*s.write_mr, s.write_va), len};
+        if (env.dma().write(s.write_mr->pid, {&seg, 1}, payload, len) != 0) {
+            fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
+                  IBV_EVENT_QP_ACCESS_ERR);
+            return false;
+        }
+    }
+    s.write_va += len;
+    s.write_remaining -= len;
+    if (last && wire::has(h.opcode, wire::kNeedsRecvWqe))
+        complete_recv(env, qp, h, IBV_WC_RECV_RDMA_WITH_IMM, static_cast<uint32_t>(s.write_length));
+    return true;
+}
+
+void remember(Qp& qp, uint32_t psn, uint32_t npkts, bool atomic, uint64_t result) {
+    ResponderState& s = qp.resp;
+    if (s.replay.empty()) s.replay.resize(1);
+    s.replay[s.replay_next] = {psn, npkts, atomic, result};
+    s.replay_next = (s.replay_next + 1) % s.replay.size();
+}
+
+const ReplayEntry* replayed(const Qp& qp, uint32_t psn) {
+    for (const ReplayEntry& e : qp.resp.replay)
+        if (e.npkts && psn_diff(psn, e.psn) >= 0 && psn_diff(psn, e.psn) < int32_t(e.npkts))
+            return &e;
+    return nullptr;
+}
+
+// Queues the READ responses; returns false when the request was refused.
+bool start_read(TransportEnv& env, Qp& qp, const wire::Headers& h, uint32_t first_psn,
+                uint32_t npkts) {
+    Mr* mr = nullptr;
+    if (h.reth.length) {
+        mr = check_remote(env.nic(), qp.pd, h.reth.rkey, h.reth.va, h.reth.length,
+                          IBV_ACCESS_REMOTE_READ);
+        if (!mr) {
+            fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
+                  IBV_EVENT_QP_ACCESS_ERR);
+            return false;
+        }
+    }
+    qp.resp.reads.push_back({h.psn, first_psn, psn_add(first_psn, npkts - 1), mr, h.reth.va,
+                             h.reth.length});
+    env.schedule(qp);
+    return true;
+}
+
+bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
+    const wire::AtomicEth& a = h.atomic_eth;
+    if (a.va % 8) { // atomics need natural alignment (IBA C9-??: invalid request)
+        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
+              IBV_EVENT_QP_REQ_ERR);
+        return false;
+    }
+    Mr* mr = check_remote(env.nic(), qp.pd, a.rkey, a.va, 8, IBV_ACCESS_REMOTE_ATOMIC);
+    if (!mr) {
+        fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
+              IBV_EVENT_QP_ACCESS_ERR);
+        return false;
+    }
+    // One NIC thread executes every atomic of this host: atomic with respect to each other.
+    DmaSegment seg{mr_address(*mr, a.va), 8};
+    uint64_t original;
+    if (env.dma().read(mr->pid, {&seg, 1}, reinterpret_cast<uint8_t*>(&original), 8) != 0) {
+        fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
+              IBV_EVENT_QP_ACCESS_ERR);
+        return false;
+    }
+    uint64_t value = original;
+    if (h.opcode == wire::opcode::make(wire::Transport::RC, wire::opcode::kCompareSwap)) {
+        if (original == a.compare) value = a.swap_add;
+    } else {
+        value = original + a.swap_add;
+    }
+    if (value != original &&
+        env.dma().write(mr->pid, {&seg, 1}, reinterpret_cast<uint8_t*>(&value), 8) != 0) {
+        fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
+              IBV_EVENT_QP_ACCESS_ERR);
+        return false;
+    }
+    remember(qp, h.psn, 1, true, original);
+    return true;
+}
+
+void send_atomic_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint64_t original) {
+    uint8_t buf[64];
+    wire::Headers h;
+    h.opcode = wire::opcode::make(wire::Transport::RC, wire::opcode::kAtomicAcknowledge);
+    h.psn = psn;
+    h.aeth = {wire::aeth_ack(), qp.resp.msn & wire::kPsnMask};
+    h.atomic_ack = original;
+    send_packet(env, qp, h, buf, 0);
+}
+
+void duplicate(TransportEnv& env, Qp& qp, const wire::Headers& h) {
+    if (wire::has(h.opcode, wire::kRead)) {
+        // Re-read: a retransmitted READ may resume in the middle (its RETH says where).
+        if (const ReplayEntry* e = replayed(qp, h.psn); e && !e->atomic)
+            start_read(env, qp, h, h.psn,
+                       e->npkts - static_cast<uint32_t>(psn_diff(h.psn, e->psn)));
+        return;
+    }
+    if (wire::has(h.opcode, wire::kAtomic)) {
+        // Answer from the cache: executing it again would change memory twice.
+        if (const ReplayEntry* e = replayed(qp, h.psn); e && e->atomic && e->psn == h.psn)
+            send_atomic_ack(env, qp, h.psn, e->atomic_result);
+        return;
+    }
+    send_ack(env, qp, psn_add(qp.resp.epsn, -1), wire::aeth_ack());
+}
+
+// Opcode sequence within a message (IBA 9.7.4.1.5): MIDDLE/LAST continue a FIRST of the same
+// operation; FIRST/ONLY may not interrupt one.
+bool sequence_ok(const Qp& qp, uint8_t opcode) {
+    uint32_t cls = wire::opcode_mask(opcode) & (wire::kSend | wire::kWrite);
+    bool continues = wire::has_any(opcode, wire::kMiddle) ||
+                     (wire::has_any(opcode, wire::kLast) && !wire::has_any(opcode, wire::kFirst));
+    if (continues) return qp.resp.in_opcode_class == cls && cls;
+    return qp.resp.in_opcode_class == 0;
+}
+
+bool access_ok(const Qp& qp, uint8_t opcode) {
+    uint32_t f = qp.attr.qp_access_flags;
+    if (wire::has(opcode, wire::kWrite)) return f & IBV_ACCESS_REMOTE_WRITE;
+    if (wire::has(opcode, wire::kRead)) return f & IBV_ACCESS_REMOTE_READ;
+    if (wire::has(opcode, wire::kAtomic)) return f & IBV_ACCESS_REMOTE_ATOMIC;
+    return true;
+}
+
+} // namespace
+
+void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
+                    size_t len) {
+    ResponderState& s = qp.resp;
+    int32_t d = psn_diff(h.psn, s.epsn);
+    if (qp.type == IBV_QPT_UC) {
+        // UC: a gap loses the message in progress; the next FIRST/ONLY starts afresh.
+        if (d != 0) {
+            s.in_opcode_class = 0;
+            s.recv.received = 0; // a partly filled receive buffer takes the next message
+            s.epsn = psn_add(h.psn, 1);
+            if (!wire::has(h.opcode, wire::kStart)) return;
+            s.epsn = h.psn;
+        }
+    } else if (d > 0) {
+        // Out of sequence: NAK once with the PSN we expect; drop the rest (IBA 9.7.5.1.3).
+        if (!s.nak_sent) {
+            s.nak_sent = true;
+            ++qp.counters.naks_sent;
+            send_ack(env, qp, s.epsn, wire::aeth_nak(wire::NakCode::PsnSequenceError));
+        }
+        return;
+    } else if (d < 0) {
+        duplicate(env, qp, h);
+        return;
+    }
+    if (!sequence_ok(qp, h.opcode)) {
+        if (qp.type == IBV_QPT_UC) { // UC drops the broken message
+            s.in_opcode_class = 0;
+            s.recv.received = 0;
+            s.epsn = psn_add(h.psn, 1);
+            return;
+        }
+        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
+              IBV_EVENT_QP_REQ_ERR);
+        return;
+    }
+    if (!access_ok(qp, h.opcode)) {
+        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
+              IBV_EVENT_QP_REQ_ERR);
+        return;
+    }
+    bool needs_payload_check = wire::has_any(h.opcode, wire::kSend | wire::kWrite);
+    if (needs_payload_check && !payload_size_ok(qp, h.opcode, len)) {
+        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
+              IBV_EVENT_QP_REQ_ERR);
+        return;
+    }
+    uint32_t next = psn_add(h.psn, 1);
+    bool ok = true;
+    if (wire::has(h.opcode, wire::kSend)) {
+        ok = execute_send(env, qp, h, payload, len);
+    } else if (wire::has(h.opcode, wire::kWrite)) {
+        ok = execute_write(env, qp, h, payload, len);
+    } else if (wire::has(h.opcode, wire::kRead)) {
+        uint32_t mtu = mtu_bytes(qp);
+        uint32_t npkts = h.reth.length ? (h.reth.length + mtu - 1) / mtu : 1;
+        ok = start_read(env, qp, h, h.psn, npkts);
+        if (ok) {
+            remember(qp, h.psn, npkts, false, 0);
+            next = psn_add(h.psn, npkts);
+        }
+    } else if (wire::has(h.opcode, wire::kAtomic)) {
+        ok = execute_atomic(env, qp, h);
+    }
+    if (!ok) return; // answered already (RNR NAK, NAK)
+    s.nak_sent = false;
+    s.epsn = next;
+    bool first = wire::has_any(h.opcode, wire::kFirst), last = wire::has_any(h.opcode, wire::kLast);
+    if (first && !last) s.in_opcode_class = wire::opcode_mask(h.opcode) & (wire::kSend | wire::kWrite);
+    if (last) {
+        s.in_opcode_class = 0;
+        s.msn = (s.msn + 1) & wire::kPsnMask;
+    }
+    if (!is_rc(qp)) return;
+    if (wire::has(h.opcode, wire::kAtomic))
+        send_atomic_ack(env, qp, h.psn, s.replay[(s.replay_next + s.replay.size() - 1) %
+                                                 s.replay.size()]
+                                            .atomic_result);
+    else if (h.ack_req && !wire::has(h.opcode, wire::kRead))
+        send_ack(env, qp, h.psn, wire::aeth_ack());
+}
+
+bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
+    ResponderState& s = qp.resp;
+    uint32_t mtu = mtu_bytes(qp);
+    uint8_t buf[kMaxPacket];
+    while (budget > 0 && !s.reads.empty()) {
+        ReadJob& job = s.reads.front();
+        bool first = job.psn == job.first_psn, last = job.psn == job.last_psn;
+        wire::Headers h;
+        h.opcode = *wire::opcode_for(wire::Transport::RC, wire::Operation::ReadResponse,
+                                     wire::position_of(first, last));
+        h.psn = job.psn;
+        h.aeth = {wire::aeth_ack(), s.msn & wire::kPsnMask};
+        size_t len = static_cast<size_t>(std::min<uint64_t>(mtu, job.remaining));
+        if (len) {
+            DmaSegment seg{mr_address(*job.mr, job.va), len};
+            if (env.dma().read(job.mr->pid, {&seg, 1}, buf + wire::header_length(h.opcode),
+                               len) != 0) {
+                fatal(env, qp, h, wire::NakCode::RemoteOperationalError, IBV_WC_REM_OP_ERR,
+                      IBV_EVENT_QP_FATAL);
+                return false;
+            }
+        }
+        send_packet(env, qp, h, buf, len);
+        --budget;
+        job.va += len;
+        job.remaining -= len;
+        if (last)
+            s.reads.pop_front();
+        else
+            job.psn = psn_add(job.psn, 1);
+    }
+    return !s.reads.empty();
+}
+
+} // namespace nicsim::rc

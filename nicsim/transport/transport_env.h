@@ -1,0 +1,36 @@
+// What the transport engines need from the NIC around them. The engines take the clock, the
+// packet sink, timers and DMA from here, so tests drive them with a fake clock and no sockets.
+#pragma once
+
+#include "dma/dma_engine.h"
+
+#include <infiniband/verbs.h>
+#include <spdlog/logger.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace nicsim {
+
+class Nic;
+struct Qp;
+
+class TransportEnv {
+  public:
+    virtual ~TransportEnv() = default;
+    virtual uint64_t now_us() = 0;
+    // Sends one packet (BTH .. pad, with 4 bytes left for the ICRC) to `dst_addr`
+    // (IPv4, network order). The NIC adds the ICRC and the UDP/IP headers.
+    virtual void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len) = 0;
+    // The QP has packets it could not send within its budget: run it again soon.
+    virtual void schedule(Qp& qp) = 0;
+    // Calls the transport's on_timer for `qp` at `at_us` (replacing any earlier deadline).
+    virtual void set_timer(Qp& qp, uint64_t at_us) = 0;
+    virtual DmaEngine& dma() = 0;
+    virtual Nic& nic() = 0;
+    // Delivers an async event to the app owning the object (`handle` as the app knows it).
+    virtual void async_event(int async_fd, ibv_event_type type, uint32_t handle) = 0;
+    virtual spdlog::logger& log() = 0;
+};
+
+} // namespace nicsim
