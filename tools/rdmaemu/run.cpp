@@ -66,6 +66,12 @@ int run(const ParsedArgs& args) {
         prepend_env("LD_PRELOAD", lib);
     else
         prepend_env("LD_LIBRARY_PATH", verbs_lib_dir());
+#ifdef RDMAEMU_ASAN_RUNTIME
+    // A sanitizer build's library needs the ASan runtime loaded first in programs that were
+    // not built with it; their own leaks are not ours to report.
+    prepend_env("LD_PRELOAD", RDMAEMU_ASAN_RUNTIME);
+    ::setenv("ASAN_OPTIONS", "detect_leaks=0", 0);
+#endif
 
     std::vector<char*> argv;
     for (const auto& a : args.rest)
