@@ -142,3 +142,21 @@ void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len) {
 }
 
 } // namespace nicsim
+
+namespace nicsim {
+
+std::string Engine::counters_json() const {
+    const LinkCounters& c = link_.counters();
+    auto field = [](const char* name, uint64_t v) {
+        return std::string("\"") + name + "\":" + std::to_string(v);
+    };
+    return "{" + field("tx_packets", c.tx_packets) + "," + field("tx_bytes", c.tx_bytes) + "," +
+           field("rx_packets", c.rx_packets) + "," + field("rx_bytes", c.rx_bytes) + "," +
+           field("icrc_errors", c.icrc_errors) + "," + field("malformed", c.malformed) + "," +
+           field("unknown_qp", c.unknown_qp) + "," + field("fault_drops", c.fault_drops) + "," +
+           field("fault_duplicates", c.fault_duplicates) + "," +
+           field("fault_reorders", c.fault_reorders) + "," +
+           field("fault_corruptions", c.fault_corruptions) + "}";
+}
+
+} // namespace nicsim

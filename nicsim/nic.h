@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <unordered_map>
 
 namespace nicsim {
@@ -23,6 +24,8 @@ class DataPath {
     virtual void qp_destroying(Qp& qp) = 0;
     // A session's app posted work (SQ, RQ or SRQ).
     virtual void doorbell(SessionObjects& objects) = 0;
+    // The wire's counters as a JSON object, for status.
+    virtual std::string counters_json() const = 0;
 };
 
 // Device-wide totals, checked against the device limits when objects are created.

@@ -24,6 +24,39 @@ std::string json_escape(const std::string& s) {
     return out;
 }
 
+namespace {
+
+const char* qp_type_name(ibv_qp_type t) {
+    switch (t) {
+    case IBV_QPT_RC: return "RC";
+    case IBV_QPT_UC: return "UC";
+    case IBV_QPT_UD: return "UD";
+    default: return "?";
+    }
+}
+
+const char* state_name(ibv_qp_state s) {
+    static const char* names[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
+    return s <= IBV_QPS_ERR ? names[s] : "?";
+}
+
+std::string qp_json(const Qp& qp) {
+    const QpCounters& c = qp.counters;
+    auto field = [](const char* name, uint64_t v) {
+        return std::string(",\"") + name + "\":" + std::to_string(v);
+    };
+    return "{\"qpn\":" + std::to_string(qp.qpn) + ",\"type\":\"" + qp_type_name(qp.type) +
+           "\",\"state\":\"" + state_name(qp.attr.qp_state) + "\"" +
+           field("tx_packets", c.tx_packets) + field("tx_bytes", c.tx_bytes) +
+           field("rx_packets", c.rx_packets) + field("rx_bytes", c.rx_bytes) +
+           field("retransmits", c.retransmits) + field("timeouts", c.timeouts) +
+           field("naks_sent", c.naks_sent) + field("naks_received", c.naks_received) +
+           field("rnr_naks_sent", c.rnr_naks_sent) +
+           field("rnr_naks_received", c.rnr_naks_received) + "}";
+}
+
+} // namespace
+
 std::string host_status_json(const Nic& nic, const std::vector<const Session*>& sessions) {
     const Device& dev = nic.device();
     std::string j = "{\"device\":\"" + json_escape(dev.name()) + "\",\"address\":\"" +
@@ -37,9 +70,18 @@ std::string host_status_json(const Nic& nic, const std::vector<const Session*>& 
         first = false;
         j += "{\"session\":" + std::to_string(s->id()) + ",\"pid\":" + std::to_string(s->pid()) +
              ",\"comm\":\"" + json_escape(s->comm()) + "\",\"kind\":\"context\",\"objects\":" +
-             s->objects().counts_json() + "}";
+             s->objects().counts_json() + ",\"qps\":[";
+        bool first_qp = true;
+        s->objects().qps.for_each([&](const Qp& qp) {
+            if (!first_qp) j += ",";
+            first_qp = false;
+            j += qp_json(qp);
+        });
+        j += "]}";
     }
-    return j + "]}";
+    j += "]";
+    if (const DataPath* dp = nic.data_path()) j += ",\"counters\":" + dp->counters_json();
+    return j + "}";
 }
 
 } // namespace nicsim

@@ -23,7 +23,7 @@ void send_packet(TransportEnv& env, Qp& qp, wire::Headers& h, uint8_t* buf, size
     h.pkey = wire::kDefaultPkey;
     size_t len = wire::build_in_place(h, payload_len, buf);
     ++qp.counters.tx_packets;
-    qp.counters.tx_bytes += len;
+    qp.counters.tx_bytes += payload_len; // payload bytes, as rx_bytes
     env.transmit(qp, dest_addr(qp), buf, len);
 }
 

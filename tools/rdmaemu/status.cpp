@@ -94,7 +94,27 @@ void print_sessions(const Json& doc) {
         std::printf("  session %-4s pid %-7s %-16s %-8s%s\n", s.str("session").c_str(),
                     s.str("pid").c_str(), s.str("comm").c_str(), s.str("kind").c_str(),
                     objects.c_str());
+        if (const Json* qps = s.find("qps"))
+            for (const Json& q : qps->items)
+                std::printf("    qp %-8s %-3s %-5s tx %s pkts %s B  rx %s pkts %s B  retrans %s  "
+                            "timeouts %s  naks %s/%s  rnr-naks %s/%s (sent/received)\n",
+                            q.str("qpn").c_str(), q.str("type").c_str(), q.str("state").c_str(),
+                            q.str("tx_packets").c_str(), q.str("tx_bytes").c_str(),
+                            q.str("rx_packets").c_str(), q.str("rx_bytes").c_str(),
+                            q.str("retransmits").c_str(), q.str("timeouts").c_str(),
+                            q.str("naks_sent").c_str(), q.str("naks_received").c_str(),
+                            q.str("rnr_naks_sent").c_str(), q.str("rnr_naks_received").c_str());
     }
+}
+
+// The host's wire counters on one line: name=value for every counter the daemon reports.
+void print_counters(const Json& doc) {
+    const Json* c = doc.find("counters");
+    if (!c) return;
+    std::string line;
+    for (const auto& [name, value] : c->members)
+        line += " " + name + "=" + c->str(name);
+    std::printf("  wire:%s\n", line.c_str());
 }
 
 void print_text(const std::string& runtime, const std::vector<HostStatus>& all) {
@@ -110,6 +130,7 @@ void print_text(const std::string& runtime, const std::vector<HostStatus>& all) 
         std::printf("host %d  %-13s %-6s up  daemon pid %s  mtu %s  gid %s\n", h.index,
                     d.str("address").c_str(), d.str("device").c_str(), d.str("daemon_pid").c_str(),
                     d.str("mtu").c_str(), d.str("gid").c_str());
+        print_counters(d);
         print_sessions(d);
     }
 }
