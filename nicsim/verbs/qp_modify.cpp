@@ -7,6 +7,7 @@
 #include "verbs.h"
 
 #include <cerrno>
+#include <cstring>
 
 namespace nicsim {
 
@@ -14,13 +15,24 @@ namespace {
 
 constexpr uint32_t kPsnMask = 0xffffff;
 
-bool valid_mtu(ibv_mtu mtu) { return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096; }
+// The value of an enum field as the client sent it. Every byte is untrusted: loading an
+// out-of-range value as the enum type would be undefined behaviour.
+template <typename E> uint32_t raw(const E& field) {
+    static_assert(sizeof(E) == sizeof(uint32_t));
+    uint32_t v;
+    std::memcpy(&v, &field, sizeof v);
+    return v;
+}
+
+bool valid_mtu(uint32_t mtu) { return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096; }
 
 int check_values(const Device& dev, const ibv_qp_attr& a, uint32_t mask) {
     if ((mask & IBV_QP_PORT) && a.port_num != 1) return EINVAL;
     if ((mask & IBV_QP_PKEY_INDEX) && a.pkey_index >= limits::kPkeyTableLen) return EINVAL;
-    if ((mask & IBV_QP_PATH_MTU) && (!valid_mtu(a.path_mtu) || a.path_mtu > dev.port_attr().max_mtu))
+    if ((mask & IBV_QP_PATH_MTU) &&
+        (!valid_mtu(raw(a.path_mtu)) || raw(a.path_mtu) > raw(dev.port_attr().max_mtu)))
         return EINVAL;
+    if ((mask & IBV_QP_PATH_MIG_STATE) && raw(a.path_mig_state) > IBV_MIG_ARMED) return EINVAL;
     if ((mask & IBV_QP_AV))
         if (int err = check_address_vector(dev, a.ah_attr)) return err;
     if ((mask & IBV_QP_ALT_PATH)) {
@@ -84,9 +96,11 @@ int modify_qp(VerbContext& c, const ipc::ModifyQpReq& q, ipc::Empty&) {
     if (!qp) return EINVAL;
     const ibv_qp_attr& a = q.attr;
     // As rxe: a caller-supplied current state stands in for the QP's own.
-    ibv_qp_state cur = (q.mask & IBV_QP_CUR_STATE) ? a.cur_qp_state : qp->attr.qp_state;
-    ibv_qp_state next = (q.mask & IBV_QP_STATE) ? a.qp_state : cur;
-    if (cur > IBV_QPS_ERR || next > IBV_QPS_ERR) return EINVAL;
+    uint32_t raw_cur = (q.mask & IBV_QP_CUR_STATE) ? raw(a.cur_qp_state) : raw(qp->attr.qp_state);
+    uint32_t raw_next = (q.mask & IBV_QP_STATE) ? raw(a.qp_state) : raw_cur;
+    if (raw_cur > IBV_QPS_ERR || raw_next > IBV_QPS_ERR) return EINVAL;
+    auto cur = static_cast<ibv_qp_state>(raw_cur);
+    auto next = static_cast<ibv_qp_state>(raw_next);
     if (!emu::modify_is_ok(qp->type, cur, next, q.mask)) {
         c.log.info("{} qp#{} modify {}->{} rejected: mask {:#x} not allowed for this transition",
                    c.prefix, qp->handle, emu::qp_state_name(cur), emu::qp_state_name(next),
