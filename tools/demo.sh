@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: two emulated hosts in a fresh runtime directory, their devices as unmodified
-# rdma-core tools see them, and a clean shutdown. Usage: tools/demo.sh <build dir>
+# rdma-core tools see them, real verbs programs between them, and a clean shutdown.
+# Usage: tools/demo.sh <build dir>
 set -euo pipefail
 
 build=$(cd "${1:-build}" && pwd)
@@ -35,9 +36,18 @@ for host in 1 2; do
     step rdmaemu run --host "$host" -- ibv_devinfo
 done
 
-# Data path (once it exists): ibv_rc_pingpong -g 0 between the hosts, the server on host 1
-# in the background and the client on host 2 connecting to it:
-#   rdmaemu run --host 1 -- ibv_rc_pingpong -g 0 &
-#   rdmaemu run --host 2 -- ibv_rc_pingpong -g 0 127.0.0.1   (the address `up` printed)
+# A server on host 1 in the background, its client on host 2. The programs swap their QP
+# numbers and GIDs over TCP; any loopback address reaches the server's side channel.
+pair() {
+    printf '\n%s$ rdmaemu run --host 1 -- %s &%s\n' "$bold" "$*" "$plain"
+    rdmaemu run --host 1 -- "$@" &
+    local server=$!
+    sleep 0.5
+    step rdmaemu run --host 2 -- "$@" 127.0.0.1
+    wait "$server"
+}
 
+pair ibv_rc_pingpong -g 0 -n 1000
+pair ib_write_bw -n 2000
+step rdmaemu status
 step rdmaemu down

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 
 namespace rdmaemu {
 
@@ -10,6 +13,33 @@ std::optional<std::string> ParsedArgs::get(std::string_view name) const {
     if (it == values.end()) return std::nullopt;
     return it->second;
 }
+
+namespace {
+
+template <class T> bool is_unsigned_number(std::string_view text) {
+    T v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+// Why `value` is not of `kind`, or nothing when it is.
+std::optional<std::string> check_kind(ValueKind kind, const std::string& value) {
+    switch (kind) {
+    case ValueKind::any: return std::nullopt;
+    case ValueKind::probability:
+        if (parse_probability(value)) return std::nullopt;
+        return "a probability from 0 to 1, e.g. 0.05";
+    case ValueKind::count:
+        if (is_unsigned_number<uint32_t>(value)) return std::nullopt;
+        return "a whole number from 0 to " + std::to_string(std::numeric_limits<uint32_t>::max());
+    case ValueKind::count64:
+        if (is_unsigned_number<uint64_t>(value)) return std::nullopt;
+        return "a whole number from 0 to " + std::to_string(std::numeric_limits<uint64_t>::max());
+    }
+    return std::nullopt;
+}
+
+} // namespace
 
 std::optional<std::string> parse_options(std::span<char* const> args,
                                          std::span<const OptionSpec> specs, bool takes_command,
@@ -50,6 +80,9 @@ std::optional<std::string> parse_options(std::span<char* const> args,
                 msg += " " + std::string(c);
             return msg + ")";
         }
+        if (auto want = check_kind(spec->kind, value))
+            return "invalid value '" + value + "' for --" + std::string(name) + " (wants " +
+                   *want + ")";
         out.values[std::string(name)] = value;
     }
     return std::nullopt;
@@ -60,6 +93,16 @@ std::optional<int> parse_int(std::string_view text, int lo, int hi) {
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi)
         return std::nullopt;
+    return v;
+}
+
+std::optional<double> parse_probability(std::string_view text) {
+    // from_chars takes neither leading spaces nor '+'; '-' is refused here so "-0" is not 0.
+    if (text.empty() || text.front() == '-') return std::nullopt;
+    double v = 0;
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (ec != std::errc() || ptr != end || !std::isfinite(v) || v < 0 || v > 1) return std::nullopt;
     return v;
 }
 

@@ -12,12 +12,21 @@
 
 namespace rdmaemu {
 
+// What an option's value must be, checked by the parser (a bad value is a usage error).
+enum class ValueKind {
+    any,         // any text (or one of `choices`)
+    probability, // a decimal number from 0 to 1 ("0", "0.05", "1", "5e-2")
+    count,       // a whole number >= 0 that fits in 32 bits
+    count64,     // a whole number >= 0 that fits in 64 bits
+};
+
 struct OptionSpec {
     std::string_view name;  // without the leading "--"
     std::string_view value; // placeholder shown in usage; empty for a flag
     std::string_view help;
     std::span<const std::string_view> choices = {}; // allowed values; empty: any
     bool to_daemon = false;                         // `up` passes it on to each nicsimd as given
+    ValueKind kind = ValueKind::any;
 };
 
 struct ParsedArgs {
@@ -37,5 +46,9 @@ std::optional<std::string> parse_options(std::span<char* const> args,
 
 // A whole number in [lo, hi], or nothing.
 std::optional<int> parse_int(std::string_view text, int lo, int hi);
+
+// A finite decimal number in [0, 1] with nothing around it (no sign, spaces, NaN, inf), or
+// nothing: the same values nicsimd accepts for its fault probabilities.
+std::optional<double> parse_probability(std::string_view text);
 
 } // namespace rdmaemu
