@@ -4,6 +4,7 @@
 #include "emu/wire/packet.h"
 #include "objects/session_objects.h"
 #include "transport/rc.h"
+#include "transport/ud.h"
 
 #include <boost/asio/post.hpp>
 
@@ -127,6 +128,10 @@ void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len) {
     Qp* qp = nic_.qp_by_qpn(h.dest_qpn);
     if (!qp || h.pkey != wire::kDefaultPkey) {
         ++link_.counters().unknown_qp;
+        return;
+    }
+    if (qp->type == IBV_QPT_UD && wire::has(h.opcode, wire::kUD)) {
+        ud::receive(*this, *qp, from.sin_addr.s_addr, h, payload, payload_len, len);
         return;
     }
     // The opcode's transport must be the QP's, and the packet must come from the QP's peer

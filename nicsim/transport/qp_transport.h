@@ -86,6 +86,7 @@ struct QpCounters {
     uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
     uint64_t retransmits = 0, naks_sent = 0, naks_received = 0, rnr_naks_sent = 0,
              rnr_naks_received = 0, timeouts = 0;
+    uint64_t qkey_violations = 0, rx_no_wqe = 0; // UD drops
 };
 
 } // namespace nicsim

@@ -5,6 +5,7 @@
 #include "memory_access.h"
 #include "nic.h"
 #include "rc.h"
+#include "ud.h"
 
 #include <algorithm>
 #include <cstring>
@@ -34,7 +35,7 @@ bool is_atomic(uint32_t opcode) {
 bool valid_opcode(ibv_qp_type type, uint32_t op) {
     switch (op) {
     case IBV_WR_SEND:
-    case IBV_WR_SEND_WITH_IMM:
+    case IBV_WR_SEND_WITH_IMM: return true;
     case IBV_WR_RDMA_WRITE:
     case IBV_WR_RDMA_WRITE_WITH_IMM: return type == IBV_QPT_RC || type == IBV_QPT_UC;
     case IBV_WR_RDMA_READ:
@@ -186,6 +187,13 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
     while (budget > 0 && r.cursor < r.ops.size()) {
         SendOp& op = r.ops[r.cursor];
         if (op.status != IBV_WC_SUCCESS) break; // completes (with its error) in order
+        if (qp.type == IBV_QPT_UD) {
+            op.status = ud::send(env, qp, op);
+            op.started = op.done = true;
+            ++r.cursor;
+            --budget;
+            continue;
+        }
         if (!op.started) {
             uint32_t credits = std::max<uint32_t>(1, qp.attr.max_rd_atomic);
             if (op.reads() && r.reads_outstanding >= credits) break;
@@ -212,7 +220,7 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
         }
     }
     if (sent && !r.timer_at_us) arm_retransmit_timer(env, qp);
-    if (qp.type == IBV_QPT_UC || (!r.ops.empty() && r.ops.front().done)) complete_ready(env, qp);
+    if (!r.ops.empty() && r.ops.front().done) complete_ready(env, qp);
     return budget == 0 && r.cursor < r.ops.size();
 }
 

@@ -1,0 +1,134 @@
+// UD: one packet per message, addressed by an AH, with a DETH (Q_Key, source QPN). No ACKs, no
+// retransmission; a receive that finds no WQE or the wrong Q_Key is dropped (IBA 9.6, 10.2.3).
+#include "emu/wire/psn.h"
+#include "memory_access.h"
+#include "nic.h"
+#include "objects/session_objects.h"
+#include "ud.h"
+
+#include <arpa/inet.h>
+#include <cstring>
+
+namespace nicsim::ud {
+
+namespace wire = emu::wire;
+
+namespace {
+
+constexpr size_t kGrhLength = 40;
+constexpr uint32_t kPrivilegedQkeyBit = 0x80000000; // IBA 10.2.4: use the QP's own Q_Key
+
+uint32_t mtu_bytes(TransportEnv& env) {
+    return 128u << static_cast<uint32_t>(env.nic().device().active_mtu());
+}
+
+// The 40 bytes a RoCE v2 (IPv4) receive buffer starts with: 20 unused, then the packet's IPv4
+// header, as rxe and mlx5 deliver it; ibv_init_ah_from_wc reads the addresses back from it.
+void make_grh(uint8_t* grh, uint32_t src, uint32_t dst, size_t udp_payload_len) {
+    std::memset(grh, 0, kGrhLength);
+    uint8_t* ip = grh + 20;
+    uint16_t total = htons(static_cast<uint16_t>(20 + 8 + udp_payload_len));
+    ip[0] = 0x45;
+    std::memcpy(ip + 2, &total, 2);
+    ip[6] = 0x40; // DF
+    ip[8] = 64;   // TTL
+    ip[9] = 17;   // UDP
+    std::memcpy(ip + 12, &src, 4);
+    std::memcpy(ip + 16, &dst, 4);
+    uint32_t sum = 0;
+    for (int i = 0; i < 20; i += 2) sum += (ip[i] << 8) | ip[i + 1];
+    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+    uint16_t check = htons(static_cast<uint16_t>(~sum));
+    std::memcpy(ip + 10, &check, 2);
+}
+
+} // namespace
+
+ibv_wc_status send(TransportEnv& env, Qp& qp, SendOp& op) {
+    const emu::ipc::SendWqe& w = op.wqe;
+    if (op.length > mtu_bytes(env)) return IBV_WC_LOC_LEN_ERR; // UD messages fit one packet
+    const Ah* ah = qp.owner ? qp.owner->ahs.get(w.ah) : nullptr;
+    if (!ah || ah->pd != qp.pd) return IBV_WC_LOC_QP_OP_ERR;
+    uint8_t buf[rc::kMaxPacket];
+    wire::Headers h;
+    bool imm = w.opcode == IBV_WR_SEND_WITH_IMM;
+    h.opcode = imm ? wire::opcode::kUdSendOnlyImm : wire::opcode::kUdSendOnly;
+    h.se = w.send_flags & IBV_SEND_SOLICITED;
+    h.dest_qpn = w.remote_qpn & wire::kQpnMask;
+    h.psn = qp.req.next_psn;
+    qp.req.next_psn = wire::psn_add(qp.req.next_psn, 1);
+    h.deth = {(w.remote_qkey & kPrivilegedQkeyBit) ? qp.attr.qkey : w.remote_qkey, qp.qpn};
+    if (imm) h.imm = w.imm_data;
+    uint8_t* payload = buf + wire::header_length(h.opcode);
+    if (!op.inline_data.empty()) {
+        std::memcpy(payload, op.inline_data.data(), op.length);
+    } else if (op.length) {
+        if (env.dma().read(qp.pid, op.local, payload, op.length) != 0) return IBV_WC_LOC_PROT_ERR;
+    }
+    size_t len = wire::build_in_place(h, op.length, buf);
+    uint32_t dst;
+    std::memcpy(&dst, &ah->attr.grh.dgid.raw[12], 4);
+    ++qp.counters.tx_packets;
+    qp.counters.tx_bytes += op.length;
+    env.transmit(qp, dst, buf, len);
+    return IBV_WC_SUCCESS;
+}
+
+void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, const wire::Headers& h,
+             const uint8_t* payload, size_t len, size_t packet_len) {
+    ++qp.counters.rx_packets;
+    qp.counters.rx_bytes += len;
+    if (qp.attr.qp_state != IBV_QPS_RTR && qp.attr.qp_state != IBV_QPS_RTS) return;
+    if (h.deth.qkey != qp.attr.qkey) { // Q_Key violation: dropped, counted
+        ++qp.counters.qkey_violations;
+        return;
+    }
+    Ring& ring = qp.srq ? qp.srq->ring : qp.rq;
+    emu::ipc::RingHeader* hdr = ring.header;
+    uint32_t consumer = hdr->consumer.load(std::memory_order_relaxed);
+    uint32_t producer = hdr->producer.load(std::memory_order_acquire);
+    if (producer == consumer || producer - consumer > ring.entries) {
+        ++qp.counters.rx_no_wqe; // no receive posted: UD simply drops
+        return;
+    }
+    const char* slot = ring.slot(consumer);
+    emu::ipc::RecvWqe w;
+    std::memcpy(&w, slot, sizeof w);
+    hdr->consumer.store(consumer + 1, std::memory_order_release);
+    ibv_wc wc{};
+    wc.wr_id = w.wr_id;
+    wc.opcode = IBV_WC_RECV;
+    wc.qp_num = qp.qpn;
+    wc.src_qp = h.deth.src_qpn;
+    wc.wc_flags = IBV_WC_GRH;
+    if (h.opcode == wire::opcode::kUdSendOnlyImm) {
+        wc.wc_flags |= IBV_WC_WITH_IMM;
+        wc.imm_data = h.imm;
+    }
+    uint32_t max_sge = qp.srq ? qp.srq->attr.max_sge : qp.cap.max_recv_sge;
+    std::vector<DmaSegment> local;
+    uint64_t capacity = 0;
+    wc.status = IBV_WC_LOC_LEN_ERR;
+    if (w.num_sge <= max_sge && sizeof w + w.num_sge * sizeof(emu::ipc::Sge) <= ring.entry_size) {
+        emu::ipc::Sge sges[64];
+        std::memcpy(sges, slot + sizeof w, w.num_sge * sizeof(emu::ipc::Sge));
+        const Pd* pd = qp.srq ? qp.srq->pd : qp.pd;
+        wc.status = resolve_local(env.nic(), pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, local,
+                                  &capacity);
+    }
+    if (wc.status == IBV_WC_SUCCESS && capacity < kGrhLength + len) wc.status = IBV_WC_LOC_LEN_ERR;
+    if (wc.status == IBV_WC_SUCCESS) {
+        // GRH and payload in one write, as the NIC would scatter them.
+        uint8_t buf[kGrhLength + rc::kMaxPacket];
+        make_grh(buf, src_addr, env.nic().device().config().address.s_addr, packet_len);
+        std::memcpy(buf + kGrhLength, payload, len);
+        std::vector<DmaSegment> segs;
+        slice(local, 0, kGrhLength + len, segs);
+        if (env.dma().write(qp.pid, segs, buf, kGrhLength + len) != 0)
+            wc.status = IBV_WC_LOC_PROT_ERR;
+        wc.byte_len = static_cast<uint32_t>(kGrhLength + len);
+    }
+    rc::post_completion(env, *qp.recv_cq, wc, h.se);
+}
+
+} // namespace nicsim::ud
