@@ -59,7 +59,7 @@ VERBS_EXPORT int ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
         case Target::Cq:
             if (ibv_cq* cq = find(c->cqs, rec.handle)) {
                 event->element.cq = cq;
-                ++reinterpret_cast<EmuCq*>(cq)->async_events_reported;
+                ++emu_cq(cq)->async_events_reported;
                 return 0;
             }
             break;

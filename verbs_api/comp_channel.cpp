@@ -55,7 +55,7 @@ VERBS_EXPORT int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void**
     }
     *cq = it->second;
     *cq_context = it->second->cq_context;
-    ++reinterpret_cast<EmuCq*>(it->second)->comp_events_reported;
+    ++emu_cq(it->second)->comp_events_reported;
     return 0;
 }
 

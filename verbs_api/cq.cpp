@@ -1,4 +1,4 @@
-// Completion queues.
+// Completion queues, classic and extended (ibv_create_cq_ex).
 #include "emu_objects.h"
 #include "export.h"
 #include "ops.h"
@@ -9,13 +9,28 @@
 using namespace verbs;
 namespace ipc = emu::ipc;
 
-VERBS_EXPORT ibv_cq* ibv_create_cq(ibv_context* ctx, int cqe, void* cq_context,
-                                   ibv_comp_channel* channel, int comp_vector) {
-    uint32_t ch_handle = channel ? emu_channel(channel)->handle : 0;
-    ipc::CreateCqReq req{cqe, ch_handle, comp_vector, 0};
+namespace verbs {
+
+// The completion fields an extended CQ can report.
+constexpr uint64_t kSupportedWcFlags =
+    IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
+    IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_DLID_PATH_BITS |
+    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+
+ibv_cq_ex* create_cq_ex(ibv_context* ctx, ibv_cq_init_attr_ex* attr) {
+    if (attr->comp_mask & ~uint32_t(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD))
+        return fail<ibv_cq_ex>(EINVAL);
+    if (attr->wc_flags & ~kSupportedWcFlags) return fail<ibv_cq_ex>(EOPNOTSUPP);
+    if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+        (attr->flags & ~uint32_t(IBV_CREATE_CQ_ATTR_SINGLE_THREADED)))
+        return fail<ibv_cq_ex>(EOPNOTSUPP);
+    if (attr->cqe > INT32_MAX) return fail<ibv_cq_ex>(EINVAL);
+    ipc::CreateCqReq req{static_cast<int32_t>(attr->cqe),
+                         attr->channel ? emu_channel(attr->channel)->handle : 0,
+                         static_cast<int32_t>(attr->comp_vector), 0};
     ipc::CreateCqReply r{};
     ipc::PassedFds fds;
-    if (int err = control(ctx).call<ipc::Op::CreateCq>(req, r, &fds)) return fail<ibv_cq>(err);
+    if (int err = control(ctx).call<ipc::Op::CreateCq>(req, r, &fds)) return fail<ibv_cq_ex>(err);
     auto* ecq = new (std::nothrow) EmuCq{};
     int err = !ecq ? ENOMEM : fds.count != 1 ? EIO : 0;
     if (!err) {
@@ -26,31 +41,45 @@ VERBS_EXPORT ibv_cq* ibv_create_cq(ibv_context* ctx, int cqe, void* cq_context,
         fds.close_all();
         delete ecq;
         control(ctx).call<ipc::Op::DestroyCq>({r.handle, 0});
-        return fail<ibv_cq>(err);
+        return fail<ibv_cq_ex>(err);
     }
-    ecq->ring = {static_cast<ipc::RingHeader*>(ecq->memory.data), r.cqe,
-                 sizeof(ipc::Cqe), 0};
-    ibv_cq& cq = ecq->cq;
+    ecq->ring = {static_cast<ipc::RingHeader*>(ecq->memory.data), r.cqe, sizeof(ipc::Cqe), 0};
+    ibv_cq_ex& cq = ecq->ex;
     cq.context = ctx;
-    cq.channel = channel;
-    cq.cq_context = cq_context;
+    cq.channel = attr->channel;
+    cq.cq_context = attr->cq_context;
     cq.handle = r.handle;
     cq.cqe = static_cast<int>(r.cqe);
     pthread_mutex_init(&cq.mutex, nullptr);
     pthread_cond_init(&cq.cond, nullptr);
-    if (channel) {
+    install_cq_ex_ops(cq);
+    if (attr->channel) {
         pthread_mutex_lock(&ctx->mutex);
-        ++channel->refcnt;
+        ++attr->channel->refcnt;
         pthread_mutex_unlock(&ctx->mutex);
     }
     EmuContext* c = emu_context(ctx);
     std::lock_guard lock(c->events_mutex);
-    c->cqs[cq.handle] = &cq;
+    c->cqs[cq.handle] = ecq->cq();
     return &cq;
 }
 
+} // namespace verbs
+
+VERBS_EXPORT ibv_cq* ibv_create_cq(ibv_context* ctx, int cqe, void* cq_context,
+                                   ibv_comp_channel* channel, int comp_vector) {
+    if (cqe < 0 || comp_vector < 0) return fail<ibv_cq>(EINVAL);
+    ibv_cq_init_attr_ex attr{};
+    attr.cqe = static_cast<uint32_t>(cqe);
+    attr.cq_context = cq_context;
+    attr.channel = channel;
+    attr.comp_vector = static_cast<uint32_t>(comp_vector);
+    ibv_cq_ex* cq = create_cq_ex(ctx, &attr);
+    return cq ? ibv_cq_ex_to_cq(cq) : nullptr;
+}
+
 VERBS_EXPORT int ibv_resize_cq(ibv_cq* cq, int cqe) {
-    auto* ecq = reinterpret_cast<EmuCq*>(cq);
+    EmuCq* ecq = emu_cq(cq);
     std::lock_guard lock(ecq->poll_mutex);
     // Publish what we polled, so the NIC moves only unpolled completions to the new ring.
     ecq->ring.header->consumer.store(ecq->ring.index, std::memory_order_release);
@@ -76,7 +105,7 @@ VERBS_EXPORT int ibv_destroy_cq(ibv_cq* cq) {
         std::lock_guard lock(c->events_mutex);
         c->cqs.erase(cq->handle);
     }
-    auto* ecq = reinterpret_cast<EmuCq*>(cq);
+    EmuCq* ecq = emu_cq(cq);
     // As rdma-core: wait until the app has acked every event it was given for this CQ.
     wait_for_acks(*cq, cq->comp_events_completed, ecq->comp_events_reported);
     wait_for_acks(*cq, cq->async_events_completed, ecq->async_events_reported);

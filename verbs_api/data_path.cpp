@@ -137,28 +137,26 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 }
 
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
-    auto& c = *reinterpret_cast<EmuCq*>(cq);
+    EmuCq& c = *emu_cq(cq);
     std::lock_guard lock(c.poll_mutex);
     ShimRing& r = c.ring;
     uint32_t available = r.header->producer.load(std::memory_order_acquire) - r.index;
     if (available > r.entries) available = r.entries;
     int n = 0;
     for (; n < num_entries && static_cast<uint32_t>(n) < available; ++n)
-        std::memcpy(&wc[n], r.slot(r.index + n), sizeof(ibv_wc));
+        std::memcpy(&wc[n], r.slot(r.index + n) + offsetof(ipc::Cqe, wc), sizeof(ibv_wc));
     if (n) {
         r.index += n;
         r.header->consumer.store(r.index, std::memory_order_release);
         c.empty_polls = 0;
-    } else if (++c.empty_polls >= 64) {
-        // Apps busy-poll here; on a small machine the NIC processes need the CPU to make the
-        // completions this loop waits for.
-        sched_yield();
+    } else {
+        empty_poll_backoff(c);
     }
     return n;
 }
 
 int req_notify_cq(ibv_cq* cq, int solicited_only) {
-    auto& c = *reinterpret_cast<EmuCq*>(cq);
+    EmuCq& c = *emu_cq(cq);
     c.ring.header->notify.store(solicited_only ? ipc::kNotifySolicited : ipc::kNotifyAny,
                                 std::memory_order_seq_cst);
     return 0;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <time.h>
 
 using namespace verbs;
 namespace ipc = emu::ipc;
@@ -46,6 +47,9 @@ int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
     ex.orig_attr = r.attr;
     ex.device_cap_flags_ex = r.attr.device_cap_flags;
     ex.phys_port_cnt_ex = r.attr.phys_port_cnt;
+    // Completion timestamps come from the NIC's clock: CLOCK_MONOTONIC in ns, i.e. 1 GHz.
+    ex.completion_timestamp_mask = UINT64_MAX;
+    ex.hca_core_clock = 1000000; // kHz
     std::memcpy(attr, &ex, std::min(attr_size, sizeof ex));
     return 0;
 }
@@ -144,3 +148,14 @@ VERBS_EXPORT int ibv_get_pkey_index(ibv_context* ctx, uint8_t port, __be16 pkey)
     errno = ENOENT;
     return -1;
 }
+
+namespace verbs {
+
+int query_rt_values_ex(ibv_context*, ibv_values_ex* values) {
+    if (values->comp_mask & ~uint32_t(IBV_VALUES_MASK_RAW_CLOCK)) return EINVAL;
+    if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK)
+        ::clock_gettime(CLOCK_MONOTONIC, &values->raw_clock);
+    return 0;
+}
+
+} // namespace verbs

@@ -82,15 +82,25 @@ inline EmuCompChannel* emu_channel(ibv_comp_channel* ch) {
 // Tells the NIC that work was posted, if it sleeps (a syscall only then).
 void ring_doorbell(ibv_context* ctx);
 
+// A CQ is always an ibv_cq_ex: its first part is a valid ibv_cq (ibv_cq_ex_to_cq is a cast).
 struct EmuCq {
-    ibv_cq cq;
+    ibv_cq_ex ex;
     uint32_t comp_events_reported = 0;  // delivered by ibv_get_cq_event
     uint32_t async_events_reported = 0; // delivered by ibv_get_async_event
     std::mutex poll_mutex;
     Mapping memory;
     ShimRing ring;
     uint32_t empty_polls = 0; // consecutive polls that found nothing
+    const emu::ipc::Cqe* current = nullptr; // the CQE an extended poll is looking at
+    ibv_cq* cq() { return reinterpret_cast<ibv_cq*>(&ex); }
 };
+
+inline EmuCq* emu_cq(ibv_cq* cq) { return reinterpret_cast<EmuCq*>(cq); }
+inline EmuCq* emu_cq(ibv_cq_ex* cq) { return reinterpret_cast<EmuCq*>(cq); }
+
+// Called when a poll finds nothing: apps busy-poll, and on a small machine the NIC processes
+// need the CPU to produce what the app waits for.
+void empty_poll_backoff(EmuCq& cq);
 
 struct EmuQp {
     ibv_qp qp;

@@ -12,6 +12,10 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 
+ibv_cq_ex* create_cq_ex(ibv_context* ctx, ibv_cq_init_attr_ex* attr);
+void install_cq_ex_ops(ibv_cq_ex& cq);
+int query_rt_values_ex(ibv_context* ctx, ibv_values_ex* values);
+
 int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t attr_size);
 int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
                     ibv_device_attr_ex* attr, size_t attr_size);

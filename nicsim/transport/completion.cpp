@@ -7,8 +7,19 @@
 #include <cerrno>
 #include <cstring>
 #include <sys/socket.h>
+#include <time.h>
 
 namespace nicsim::rc {
+
+namespace {
+
+uint64_t clock_ns(clockid_t clock) {
+    timespec ts;
+    ::clock_gettime(clock, &ts);
+    return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+} // namespace
 
 void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited) {
     emu::ipc::RingHeader* ring = cq.ring.header;
@@ -21,7 +32,8 @@ void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited
         cq.overrun = true;
         return;
     }
-    std::memcpy(cq.ring.slot(producer), &wc, sizeof wc);
+    emu::ipc::Cqe cqe{wc, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME)};
+    std::memcpy(cq.ring.slot(producer), &cqe, sizeof cqe);
     ring->producer.store(producer + 1, std::memory_order_seq_cst);
     // Pairs with req_notify_cq storing `notify` and then polling again (both seq_cst).
     uint32_t notify = ring->notify.load(std::memory_order_seq_cst);

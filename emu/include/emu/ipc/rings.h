@@ -67,8 +67,14 @@ struct RecvWqe {
 };
 static_assert(sizeof(RecvWqe) == 16);
 
-using Cqe = ibv_wc;
-static_assert(sizeof(Cqe) == 48);
+// A completion: the work completion the app polls, and when it happened. The NIC's clock
+// (ibv_query_rt_values_ex, hca_core_clock 1 GHz) is CLOCK_MONOTONIC in nanoseconds.
+struct Cqe {
+    ibv_wc wc;
+    uint64_t timestamp;    // NIC clock, ns
+    uint64_t wallclock_ns; // CLOCK_REALTIME, ns
+};
+static_assert(sizeof(Cqe) == 64);
 
 // One page per session: the NIC says whether it sleeps and wants a doorbell kick (a write to
 // the session's eventfd) after new work is posted.
