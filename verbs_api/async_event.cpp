@@ -52,7 +52,7 @@ VERBS_EXPORT int ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
         case Target::Qp:
             if (ibv_qp* qp = find(c->qps, rec.handle)) {
                 event->element.qp = qp;
-                ++reinterpret_cast<EmuQp*>(qp)->events_reported;
+                ++emu_qp(qp)->events_reported;
                 return 0;
             }
             break; // the QP was destroyed before the app read its event

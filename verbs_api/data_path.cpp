@@ -12,12 +12,6 @@ namespace ipc = emu::ipc;
 
 namespace {
 
-bool ring_full(const ShimRing& r) {
-    return r.index - r.header->consumer.load(std::memory_order_acquire) >= r.entries;
-}
-
-void publish(ShimRing& r) { r.header->producer.store(r.index, std::memory_order_seq_cst); }
-
 bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
     switch (type) {
     case IBV_QPT_RC: return op <= IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_SEND_WITH_INV;
@@ -31,7 +25,7 @@ bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
 
 // Fills the slot for one send WR. Returns 0 or the errno ibv_post_send reports.
 int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
-    if (!opcode_allowed(q.qp.qp_type, wr.opcode)) return EINVAL;
+    if (!opcode_allowed(q.ex.qp_base.qp_type, wr.opcode)) return EINVAL;
     if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > q.cap.max_send_sge) return EINVAL;
     auto* w = reinterpret_cast<ipc::SendWqe*>(slot);
     *w = {};
@@ -39,7 +33,7 @@ int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
     w->opcode = wr.opcode;
     w->send_flags = wr.send_flags;
     w->imm_data = wr.opcode == IBV_WR_SEND_WITH_INV ? wr.invalidate_rkey : wr.imm_data;
-    if (q.qp.qp_type == IBV_QPT_UD) {
+    if (q.ex.qp_base.qp_type == IBV_QPT_UD) {
         if (!wr.wr.ud.ah) return EINVAL;
         w->ah = wr.wr.ud.ah->handle;
         w->remote_qpn = wr.wr.ud.remote_qpn;
@@ -108,14 +102,14 @@ int post(ibv_context* ctx, ShimRing& ring, Wr* wr, Wr** bad_wr, Fill fill) {
 } // namespace
 
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
-    auto& q = *reinterpret_cast<EmuQp*>(qp);
+    EmuQp& q = *emu_qp(qp);
     std::lock_guard lock(q.sq_mutex);
     return post(qp->context, q.sq, wr, bad_wr,
                 [&q](const ibv_send_wr& w, char* slot) { return write_send_wqe(q, w, slot); });
 }
 
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
-    auto& q = *reinterpret_cast<EmuQp*>(qp);
+    EmuQp& q = *emu_qp(qp);
     if (qp->srq) { // receives come from the SRQ
         *bad_wr = wr;
         return EINVAL;

@@ -35,6 +35,12 @@ struct ShimRing {
     char* slot(uint32_t i) const { return emu::ipc::ring_slot(header, i, entries, entry_size); }
 };
 
+// The producer side of SQ/RQ/SRQ rings.
+inline bool ring_full(const ShimRing& r) {
+    return r.index - r.header->consumer.load(std::memory_order_acquire) >= r.entries;
+}
+inline void publish(ShimRing& r) { r.header->producer.store(r.index, std::memory_order_seq_cst); }
+
 // A shared mapping of `bytes` from a memfd the NIC sent; unmapped by the destructor.
 struct Mapping {
     void* data = nullptr;
@@ -102,14 +108,28 @@ inline EmuCq* emu_cq(ibv_cq_ex* cq) { return reinterpret_cast<EmuCq*>(cq); }
 // need the CPU to produce what the app waits for.
 void empty_poll_backoff(EmuCq& cq);
 
+// A QP is always an ibv_qp_ex (its first member is the ibv_qp); the new post-send API is
+// offered only when the QP was created with send_ops_flags, as in rdma-core.
 struct EmuQp {
-    ibv_qp qp;
+    ibv_qp_ex ex;
     uint32_t events_reported = 0;
     std::mutex sq_mutex, rq_mutex;
     Mapping memory;
     ShimRing sq, rq;
     ibv_qp_cap cap{};
+    bool has_send_ops = false;
+    // ibv_wr_start .. ibv_wr_complete: the batch being built (sq_mutex is held meanwhile).
+    uint32_t batch_start = 0;
+    char* batch_wqe = nullptr; // the WQE the ibv_wr_set_* calls fill
+    int batch_err = 0;
+    ibv_qp* qp() { return &ex.qp_base; }
 };
+
+inline EmuQp* emu_qp(ibv_qp* qp) { return reinterpret_cast<EmuQp*>(qp); }
+inline EmuQp* emu_qp(ibv_qp_ex* qp) { return reinterpret_cast<EmuQp*>(qp); }
+
+// Installs the ibv_wr_* functions.
+void install_send_ops(EmuQp& qp);
 
 struct EmuSrq {
     ibv_srq srq;

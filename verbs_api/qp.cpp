@@ -1,6 +1,8 @@
-// Queue pairs: creation, the state machine (checked by the NIC), queries and destruction.
+// Queue pairs: creation (classic and extended), the state machine (checked by the NIC),
+// queries and destruction.
 #include "emu_objects.h"
 #include "export.h"
+#include "ops.h"
 
 #include <cerrno>
 #include <new>
@@ -8,9 +10,38 @@
 using namespace verbs;
 namespace ipc = emu::ipc;
 
-VERBS_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
+namespace {
+
+// The new post-send operations each QP type can carry.
+uint64_t supported_send_ops(ibv_qp_type type) {
+    constexpr uint64_t send = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+    constexpr uint64_t write = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+    switch (type) {
+    case IBV_QPT_RC:
+        return send | write | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+               IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
+    case IBV_QPT_UC: return send | write;
+    case IBV_QPT_UD: return send;
+    default: return 0;
+    }
+}
+
+} // namespace
+
+namespace verbs {
+
+ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
+    if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) return fail<ibv_qp>(EINVAL);
+    constexpr uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+                               IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    if (attr->comp_mask & ~known) return fail<ibv_qp>(EOPNOTSUPP); // XRC, TSO, RSS
+    if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)
+        return fail<ibv_qp>(EOPNOTSUPP);
+    bool send_ops = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    if (send_ops && (attr->send_ops_flags & ~supported_send_ops(attr->qp_type)))
+        return fail<ibv_qp>(EOPNOTSUPP);
     if (!attr->send_cq || !attr->recv_cq) return fail<ibv_qp>(EINVAL);
-    ibv_context* ctx = pd->context;
+    ibv_pd* pd = attr->pd;
     ipc::CreateQpReq req{pd->handle,
                          attr->send_cq->handle,
                          attr->recv_cq->handle,
@@ -39,7 +70,7 @@ VERBS_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
         eqp->rq = {reinterpret_cast<ipc::RingHeader*>(base + r.rq_offset), r.rq_entries,
                    r.rq_wqe_size, 0};
     eqp->cap = r.cap;
-    ibv_qp& qp = eqp->qp;
+    ibv_qp& qp = *eqp->qp();
     qp.context = ctx;
     qp.qp_context = attr->qp_context;
     qp.pd = pd;
@@ -52,11 +83,33 @@ VERBS_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     qp.qp_type = attr->qp_type;
     pthread_mutex_init(&qp.mutex, nullptr);
     pthread_cond_init(&qp.cond, nullptr);
+    if (send_ops) {
+        eqp->has_send_ops = true;
+        install_send_ops(*eqp);
+    }
     attr->cap = r.cap; // the caps the QP really has
     EmuContext* c = emu_context(ctx);
     std::lock_guard lock(c->events_mutex);
     c->qps[qp.handle] = &qp;
     return &qp;
+}
+
+} // namespace verbs
+
+VERBS_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
+    ibv_qp_init_attr_ex ex{};
+    ex.qp_context = attr->qp_context;
+    ex.send_cq = attr->send_cq;
+    ex.recv_cq = attr->recv_cq;
+    ex.srq = attr->srq;
+    ex.cap = attr->cap;
+    ex.qp_type = attr->qp_type;
+    ex.sq_sig_all = attr->sq_sig_all;
+    ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+    ex.pd = pd;
+    ibv_qp* qp = create_qp_ex(pd->context, &ex);
+    if (qp) attr->cap = ex.cap;
+    return qp;
 }
 
 VERBS_EXPORT int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
@@ -92,12 +145,18 @@ VERBS_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
         std::lock_guard lock(c->events_mutex);
         c->qps.erase(qp->handle);
     }
-    auto* eqp = reinterpret_cast<EmuQp*>(qp);
+    EmuQp* eqp = emu_qp(qp);
     wait_for_acks(*qp, qp->events_completed, eqp->events_reported);
     pthread_cond_destroy(&qp->cond);
     pthread_mutex_destroy(&qp->mutex);
     delete eqp;
     return 0;
+}
+
+// As rdma-core: only QPs created with send_ops_flags have the new post-send API.
+VERBS_EXPORT ibv_qp_ex* ibv_qp_to_qp_ex(ibv_qp* qp) {
+    EmuQp* eqp = emu_qp(qp);
+    return eqp->has_send_ops ? &eqp->ex : nullptr;
 }
 
 // The ordering guarantee we promise for RDMA data: none beyond what the IBA requires.
@@ -106,7 +165,3 @@ VERBS_EXPORT int ibv_query_qp_data_in_order(ibv_qp*, ibv_wr_opcode, uint32_t) { 
 // Enhanced Connection Establishment is a vendor feature; the emulated device has none.
 VERBS_EXPORT int ibv_query_ece(ibv_qp*, ibv_ece*) { return EOPNOTSUPP; }
 VERBS_EXPORT int ibv_set_ece(ibv_qp*, ibv_ece*) { return EOPNOTSUPP; }
-
-// Only QPs created through ibv_create_qp_ex with send_ops_flags have the new post-send API;
-// for all others rdma-core returns NULL, as here.
-VERBS_EXPORT ibv_qp_ex* ibv_qp_to_qp_ex(ibv_qp*) { return nullptr; }
