@@ -28,27 +28,45 @@ ibv_wc_opcode wc_opcode(uint32_t wr_opcode) {
     }
 }
 
-// Every SEND/WRITE up to and including `psn` is acknowledged; a READ or atomic before it that
-// has not had its response was lost (IBA 9.7.5.1.2: an implied NAK).
+// Goes back to `psn` unless it already did so for this PSN: the stale packets still arriving
+// from before must not trigger it again and again (the retransmit timer covers a lost retry).
+void retransmit_once(TransportEnv& env, Qp& qp, uint32_t psn) {
+    RequesterState& r = qp.req;
+    if (r.rerequested && r.rerequest_psn == psn) return;
+    r.rerequested = true;
+    r.rerequest_psn = psn;
+    retransmit_from(env, qp, psn);
+}
+
+// Every SEND/WRITE up to and including `psn` is acknowledged. The oldest unacknowledged PSN
+// never moves past a READ or atomic still waiting for its response: an ACK beyond one means
+// the request or its response was lost (IBA 9.7.5.1.2: an implied NAK), and it is resent.
 void acknowledge_through(TransportEnv& env, Qp& qp, uint32_t psn) {
     RequesterState& r = qp.req;
-    bool progress = false;
+    uint32_t una = r.una_psn;
+    auto advance = [&una](uint32_t next) {
+        if (psn_diff(next, una) > 0) una = next;
+    };
+    bool implied_nak = false;
     for (SendOp& op : r.ops) {
         if (!op.started || psn_diff(op.first_psn, psn) > 0) break;
         if (op.done) continue;
         if (op.reads()) {
-            retransmit_from(env, qp, op.first_psn);
+            implied_nak = true;
             break;
         }
-        if (psn_diff(last_psn(op), psn) > 0) break; // only partly acknowledged
+        if (psn_diff(last_psn(op), psn) > 0) { // only partly acknowledged
+            advance(psn_add(psn, 1));
+            break;
+        }
         op.done = true;
-        progress = true;
+        advance(psn_add(last_psn(op), 1));
     }
-    if (psn_diff(psn_add(psn, 1), r.una_psn) > 0) {
-        r.una_psn = psn_add(psn, 1);
-        progress = true;
+    if (una != r.una_psn) {
+        r.una_psn = una;
+        r.retry_left = qp.attr.retry_cnt;
     }
-    if (progress) r.retry_left = qp.attr.retry_cnt;
+    if (implied_nak) retransmit_once(env, qp, r.una_psn);
 }
 
 void fail_op_at(Qp& qp, uint32_t psn, ibv_wc_status status) {
@@ -94,7 +112,7 @@ void handle_nak(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     }
     ++qp.counters.naks_received;
     switch (static_cast<wire::NakCode>(s.value)) {
-    case wire::NakCode::PsnSequenceError: retransmit_from(env, qp, h.psn); break;
+    case wire::NakCode::PsnSequenceError: retransmit_once(env, qp, r.una_psn); break;
     case wire::NakCode::InvalidRequest: fail_op_at(qp, h.psn, IBV_WC_REM_INV_REQ_ERR); break;
     case wire::NakCode::RemoteAccessError:
         fail_op_at(qp, h.psn, IBV_WC_REM_ACCESS_ERR);
@@ -111,8 +129,8 @@ void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h,
     uint32_t expected = psn_add(op->first_psn, static_cast<int64_t>(op->response_bytes / mtu));
     int32_t d = psn_diff(h.psn, expected);
     if (d < 0) return; // a duplicate of data we have
-    if (d > 0) {       // responses were lost: ask again from the first missing one
-        retransmit_from(env, qp, expected);
+    if (d > 0) {
+        retransmit_once(env, qp, expected); // responses were lost: ask again from there
         return;
     }
     if (h.opcode != wire::opcode::make(wire::Transport::RC, wire::opcode::kReadResponseMiddle))
@@ -134,6 +152,9 @@ void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h,
         }
     }
     op->response_bytes += len;
+    // An in-order response acknowledges its PSN: the window moves on within a long READ.
+    if (psn_diff(psn_add(h.psn, 1), qp.req.una_psn) > 0) qp.req.una_psn = psn_add(h.psn, 1);
+    qp.req.retry_left = qp.attr.retry_cnt;
     if (last) {
         op->done = true;
         --qp.req.reads_outstanding;
@@ -162,6 +183,9 @@ void handle_atomic_ack(TransportEnv& env, Qp& qp, const wire::Headers& h) {
 void handle_response(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
                      size_t len) {
     if (qp.type != IBV_QPT_RC) return;
+    RequesterState& r = qp.req;
+    uint32_t una_before = r.una_psn;
+    size_t ops_before = r.ops.size();
     if (wire::has(h.opcode, wire::kReadResponse)) {
         handle_read_response(env, qp, h, payload, len);
     } else if (wire::has(h.opcode, wire::kAtomicAck)) {
@@ -173,15 +197,16 @@ void handle_response(TransportEnv& env, Qp& qp, const wire::Headers& h, const ui
             handle_nak(env, qp, h);
     }
     complete_ready(env, qp);
-    // Progress restarts the retransmit timer; nothing outstanding stops it.
-    RequesterState& r = qp.req;
+    // Progress restarts the retransmit timer (stale packets do not); nothing outstanding stops
+    // it.
+    bool progress = r.una_psn != una_before || r.ops.size() != ops_before;
     bool outstanding = false;
     for (const SendOp& op : r.ops)
         if (op.started && !op.done) outstanding = true;
     if (!r.rnr_until_us) {
-        if (outstanding)
+        if (outstanding && (progress || !r.timer_at_us))
             arm_retransmit_timer(env, qp);
-        else if (r.timer_at_us) {
+        else if (!outstanding && r.timer_at_us) {
             r.timer_at_us = 0;
             env.set_timer(qp, 0);
         }
@@ -195,6 +220,9 @@ void complete_ready(TransportEnv& env, Qp& qp) {
         SendOp op = std::move(r.ops.front());
         r.ops.pop_front();
         if (r.cursor) --r.cursor;
+        // The slot is free for the app only now, as on hardware, and before the completion
+        // is visible: an app that polls it may post again at once.
+        qp.sq.header->consumer.store(op.sq_index + 1, std::memory_order_release);
         if (op.signaled(qp.sq_sig_all)) {
             ibv_wc wc{};
             wc.wr_id = op.wqe.wr_id;
@@ -206,8 +234,6 @@ void complete_ready(TransportEnv& env, Qp& qp) {
             wc.qp_num = qp.qpn;
             post_completion(env, *qp.send_cq, wc, false);
         }
-        // The slot is free for the app only now, as on hardware.
-        qp.sq.header->consumer.store(op.sq_index + 1, std::memory_order_release);
         if (op.status != IBV_WC_SUCCESS) {
             // The error completion is the report (no async event); the QP stops (IBA 10.8.3).
             to_error(env, qp);
@@ -239,6 +265,7 @@ void on_timer(TransportEnv& env, Qp& qp) {
         return;
     }
     if (qp.attr.retry_cnt != 7) --r.retry_left; // 7: retry forever, as rxe
+    r.rerequested = false; // the timer's retry stands for any lost one
     retransmit_from(env, qp, r.una_psn);
     arm_retransmit_timer(env, qp);
 }

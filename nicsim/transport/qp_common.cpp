@@ -5,6 +5,7 @@
 #include "rc.h"
 
 #include <cstring>
+#include <vector>
 
 namespace nicsim::rc {
 
@@ -50,10 +51,11 @@ ibv_wc flush_wc(const Qp& qp, uint64_t wr_id, ibv_wc_opcode opcode) {
 } // namespace
 
 void flush(TransportEnv& env, Qp& qp) {
-    // Send side: what was fetched, then what is still in the ring.
+    // Send side: what was fetched, then what is still in the ring. Slots are released before
+    // their completions are visible (an app that polls one may post again at once).
     RequesterState& r = qp.req;
-    for (const SendOp& op : r.ops)
-        post_completion(env, *qp.send_cq, flush_wc(qp, op.wqe.wr_id, IBV_WC_SEND), false);
+    std::vector<uint64_t> flushed;
+    for (const SendOp& op : r.ops) flushed.push_back(op.wqe.wr_id);
     r.ops.clear();
     r.cursor = 0;
     r.reads_outstanding = 0;
@@ -63,12 +65,15 @@ void flush(TransportEnv& env, Qp& qp) {
     for (; r.fetch_index != producer; ++r.fetch_index) {
         emu::ipc::SendWqe w;
         std::memcpy(&w, qp.sq.slot(r.fetch_index), sizeof w);
-        post_completion(env, *qp.send_cq, flush_wc(qp, w.wr_id, IBV_WC_SEND), false);
+        flushed.push_back(w.wr_id);
     }
     sq->consumer.store(r.fetch_index, std::memory_order_release);
+    for (uint64_t wr_id : flushed)
+        post_completion(env, *qp.send_cq, flush_wc(qp, wr_id, IBV_WC_SEND), false);
     // Receive side: the QP's own RQ (an SRQ's WQEs stay for its other QPs).
+    flushed.clear();
     if (qp.resp.have_recv) {
-        post_completion(env, *qp.recv_cq, flush_wc(qp, qp.resp.recv.wr_id, IBV_WC_RECV), false);
+        flushed.push_back(qp.resp.recv.wr_id);
         qp.resp.have_recv = false;
     }
     if (qp.rq.entries) {
@@ -79,11 +84,14 @@ void flush(TransportEnv& env, Qp& qp) {
         for (; consumer != rp; ++consumer) {
             emu::ipc::RecvWqe w;
             std::memcpy(&w, qp.rq.slot(consumer), sizeof w);
-            post_completion(env, *qp.recv_cq, flush_wc(qp, w.wr_id, IBV_WC_RECV), false);
+            flushed.push_back(w.wr_id);
         }
         rq->consumer.store(consumer, std::memory_order_release);
     }
-    qp.resp.reads.clear();
+    for (uint64_t wr_id : flushed)
+        post_completion(env, *qp.recv_cq, flush_wc(qp, wr_id, IBV_WC_RECV), false);
+    qp.resp.responses.clear();
+    qp.resp.failing = false;
 }
 
 void to_error(TransportEnv& env, Qp& qp) {

@@ -41,6 +41,10 @@ struct RequesterState {
     uint64_t timer_at_us = 0;   // retransmit timer; 0 = stopped
     uint64_t rnr_until_us = 0;  // RNR wait before resending; 0 = none
     uint32_t reads_outstanding = 0;
+    // A READ re-requested from this PSN after a gap: later out-of-order responses (of the
+    // old stream) must not trigger another request.
+    bool rerequested = false;
+    uint32_t rerequest_psn = 0;
 };
 
 // A receive WQE being filled by a multi-packet SEND.
@@ -57,12 +61,19 @@ struct ReplayEntry { // one READ or atomic the responder executed, for duplicate
     uint64_t atomic_result = 0;
 };
 
-struct ReadJob { // READ response packets still to send
-    uint32_t psn = 0; // of the next response packet
+// A response still to send. Responses leave in PSN order (IBA 9.7.5.1.1), so an ACK, NAK or
+// atomic ACK waits behind the READ responses queued before it.
+struct ResponseJob {
+    enum class Kind : uint8_t { Read, Ack, AtomicAck } kind = Kind::Read;
+    uint32_t psn = 0; // of the next packet
+    // Read
     uint32_t first_psn = 0, last_psn = 0;
     Mr* mr = nullptr;
     uint64_t va = 0;        // of the next byte
     uint64_t remaining = 0; // bytes
+    // Ack / AtomicAck
+    uint8_t syndrome = 0;
+    uint64_t atomic_result = 0;
 };
 
 struct ResponderState {
@@ -79,7 +90,8 @@ struct ResponderState {
     uint64_t write_length = 0;
     std::vector<ReplayEntry> replay; // ring of max_dest_rd_atomic entries
     size_t replay_next = 0;
-    std::deque<ReadJob> reads;
+    std::deque<ResponseJob> responses;
+    bool failing = false; // a fatal error's NAK is queued: accept nothing more, then ERR
 };
 
 struct QpCounters {

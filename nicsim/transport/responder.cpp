@@ -18,6 +18,17 @@ namespace {
 
 bool is_rc(const Qp& qp) { return qp.type == IBV_QPT_RC; }
 
+// Sends an ACK or NAK now, or queues it behind READ responses still going out.
+void respond(TransportEnv& env, Qp& qp, uint32_t psn, uint8_t syndrome) {
+    ResponderState& s = qp.resp;
+    if (s.responses.empty()) return send_ack(env, qp, psn, syndrome);
+    ResponseJob job;
+    job.kind = ResponseJob::Kind::Ack;
+    job.psn = psn;
+    job.syndrome = syndrome;
+    s.responses.push_back(job);
+}
+
 // A class of errors that ends the connection: NAK the requester, report on our side, go to ERR.
 void fatal(TransportEnv& env, Qp& qp, const wire::Headers& h, wire::NakCode code,
            ibv_wc_status recv_status, ibv_event_type event) {
@@ -27,7 +38,7 @@ void fatal(TransportEnv& env, Qp& qp, const wire::Headers& h, wire::NakCode code
                    static_cast<int>(recv_status));
     if (is_rc(qp)) {
         ++qp.counters.naks_sent;
-        send_ack(env, qp, h.psn, wire::aeth_nak(code));
+        respond(env, qp, h.psn, wire::aeth_nak(code));
     }
     if (s.have_recv) {
         ibv_wc wc{};
@@ -39,7 +50,10 @@ void fatal(TransportEnv& env, Qp& qp, const wire::Headers& h, wire::NakCode code
         s.have_recv = false;
     }
     if (qp.owner) env.async_event(qp.owner->async_fd, event, qp.handle);
-    to_error(env, qp);
+    if (s.responses.empty())
+        to_error(env, qp);
+    else
+        s.failing = true; // the READ responses before the NAK go out first
 }
 
 // Takes the next receive WQE from the SRQ or the RQ. False when there is none.
@@ -102,7 +116,7 @@ bool need_recv(TransportEnv& env, Qp& qp, const wire::Headers& h) {
         // No receive posted: RNR NAK, the requester retries after min_rnr_timer (IBA 9.7.5.2.8).
         if (is_rc(qp)) {
             ++qp.counters.rnr_naks_sent;
-            send_ack(env, qp, h.psn, wire::aeth_rnr_nak(qp.attr.min_rnr_timer));
+            respond(env, qp, h.psn, wire::aeth_rnr_nak(qp.attr.min_rnr_timer));
         }
         return false;
     }
@@ -212,8 +226,14 @@ bool start_read(TransportEnv& env, Qp& qp, const wire::Headers& h, uint32_t firs
             return false;
         }
     }
-    qp.resp.reads.push_back({h.psn, first_psn, psn_add(first_psn, npkts - 1), mr, h.reth.va,
-                             h.reth.length});
+    ResponseJob job;
+    job.kind = ResponseJob::Kind::Read;
+    job.psn = job.first_psn = first_psn;
+    job.last_psn = psn_add(first_psn, npkts - 1);
+    job.mr = mr;
+    job.va = h.reth.va;
+    job.remaining = h.reth.length;
+    qp.resp.responses.push_back(job);
     env.schedule(qp);
     return true;
 }
@@ -255,7 +275,7 @@ bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     return true;
 }
 
-void send_atomic_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint64_t original) {
+void emit_atomic_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint64_t original) {
     uint8_t buf[64];
     wire::Headers h;
     h.opcode = wire::opcode::make(wire::Transport::RC, wire::opcode::kAtomicAcknowledge);
@@ -265,12 +285,30 @@ void send_atomic_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint64_t original)
     send_packet(env, qp, h, buf, 0);
 }
 
+// Sends an atomic ACK now, or queues it behind READ responses still going out.
+void send_atomic_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint64_t original) {
+    if (qp.resp.responses.empty()) return emit_atomic_ack(env, qp, psn, original);
+    ResponseJob job;
+    job.kind = ResponseJob::Kind::AtomicAck;
+    job.psn = psn;
+    job.atomic_result = original;
+    qp.resp.responses.push_back(job);
+}
+
 void duplicate(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     if (wire::has(h.opcode, wire::kRead)) {
-        // Re-read: a retransmitted READ may resume in the middle (its RETH says where).
-        if (const ReplayEntry* e = replayed(qp, h.psn); e && !e->atomic)
+        // Re-read: a retransmitted READ may resume in the middle (its RETH says where). The
+        // requester went back to this PSN: what we still had queued from here on is stale.
+        if (const ReplayEntry* e = replayed(qp, h.psn); e && !e->atomic) {
+            auto& q = qp.resp.responses;
+            while (!q.empty() && psn_diff(q.back().kind == ResponseJob::Kind::Read
+                                              ? q.back().last_psn
+                                              : q.back().psn,
+                                          h.psn) >= 0)
+                q.pop_back();
             start_read(env, qp, h, h.psn,
                        e->npkts - static_cast<uint32_t>(psn_diff(h.psn, e->psn)));
+        }
         return;
     }
     if (wire::has(h.opcode, wire::kAtomic)) {
@@ -279,7 +317,7 @@ void duplicate(TransportEnv& env, Qp& qp, const wire::Headers& h) {
             send_atomic_ack(env, qp, h.psn, e->atomic_result);
         return;
     }
-    send_ack(env, qp, psn_add(qp.resp.epsn, -1), wire::aeth_ack());
+    respond(env, qp, psn_add(qp.resp.epsn, -1), wire::aeth_ack());
 }
 
 // Opcode sequence within a message (IBA 9.7.4.1.5): MIDDLE/LAST continue a FIRST of the same
@@ -305,6 +343,7 @@ bool access_ok(const Qp& qp, uint8_t opcode) {
 void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
                     size_t len) {
     ResponderState& s = qp.resp;
+    if (s.failing) return; // a fatal error is being reported; the QP goes to ERR next
     int32_t d = psn_diff(h.psn, s.epsn);
     if (qp.type == IBV_QPT_UC) {
         // UC: a gap loses the message in progress; the next FIRST/ONLY starts afresh.
@@ -320,7 +359,7 @@ void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uin
         if (!s.nak_sent) {
             s.nak_sent = true;
             ++qp.counters.naks_sent;
-            send_ack(env, qp, s.epsn, wire::aeth_nak(wire::NakCode::PsnSequenceError));
+            respond(env, qp, s.epsn, wire::aeth_nak(wire::NakCode::PsnSequenceError));
         }
         return;
     } else if (d < 0) {
@@ -381,15 +420,25 @@ void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uin
                                                  s.replay.size()]
                                             .atomic_result);
     else if (h.ack_req && !wire::has(h.opcode, wire::kRead))
-        send_ack(env, qp, h.psn, wire::aeth_ack());
+        respond(env, qp, h.psn, wire::aeth_ack());
 }
 
 bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
     ResponderState& s = qp.resp;
     uint32_t mtu = mtu_bytes(qp);
     uint8_t buf[kMaxPacket];
-    while (budget > 0 && !s.reads.empty()) {
-        ReadJob& job = s.reads.front();
+    while (budget > 0 && !s.responses.empty()) {
+        ResponseJob& job = s.responses.front();
+        if (job.kind != ResponseJob::Kind::Read) {
+            ResponseJob ack = job;
+            s.responses.pop_front();
+            if (ack.kind == ResponseJob::Kind::Ack)
+                send_ack(env, qp, ack.psn, ack.syndrome);
+            else
+                emit_atomic_ack(env, qp, ack.psn, ack.atomic_result);
+            --budget;
+            continue;
+        }
         bool first = job.psn == job.first_psn, last = job.psn == job.last_psn;
         wire::Headers h;
         h.opcode = *wire::opcode_for(wire::Transport::RC, wire::Operation::ReadResponse,
@@ -401,6 +450,7 @@ bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
             DmaSegment seg{mr_address(*job.mr, job.va), len};
             if (env.dma().read(job.mr->pid, {&seg, 1}, buf + wire::header_length(h.opcode),
                                len) != 0) {
+                s.responses.clear();
                 fatal(env, qp, h, wire::NakCode::RemoteOperationalError, IBV_WC_REM_OP_ERR,
                       IBV_EVENT_QP_FATAL);
                 return false;
@@ -411,11 +461,15 @@ bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
         job.va += len;
         job.remaining -= len;
         if (last)
-            s.reads.pop_front();
+            s.responses.pop_front();
         else
             job.psn = psn_add(job.psn, 1);
     }
-    return !s.reads.empty();
+    if (s.responses.empty() && s.failing) {
+        to_error(env, qp);
+        return false;
+    }
+    return !s.responses.empty();
 }
 
 } // namespace nicsim::rc

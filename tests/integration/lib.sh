@@ -2,10 +2,12 @@
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #   emu_setup /path/to/rdmaemu     # fresh runtime dir, cleanup trap on EXIT
-#   emu_up 2                       # rdmaemu up --hosts 2, remembers the daemon pids
+#   emu_up 2 [--drop 0.05 ...]     # rdmaemu up --hosts 2 [...], remembers the daemon pids
 #   emu_host 1 address             # a field of host 1 from `rdmaemu status --json`
 #   emu_run 1 [--preload] -- cmd   # rdmaemu run --host 1 ... -- cmd
 #   fail "message"                 # prints FAIL and exits 1 (the trap stops the hosts)
+#   emu_pair LABEL 1 2 SECS -- cmd # server on host 1, client (cmd 127.0.0.1) on host 2
+#   emu_perftest ROWS SECS ib_send_bw -n 100  # the same for perftest, checks its results table
 #
 # The EXIT trap kills the background processes the test registered (emu_bg_register), runs
 # `rdmaemu down`, kills any daemon of ours still alive by pid, prints the daemon logs when the
@@ -72,13 +74,14 @@ emu_cleanup() {
     exit "$rc"
 }
 
-# rdmaemu up --hosts N; checks every host is up and remembers the daemon pids.
+# rdmaemu up --hosts N [more up options]; checks every host is up and remembers the daemon pids.
 emu_up() {
     local n=$1
+    shift
     local rc=0
-    timeout 60 "$RDMAEMU" up --hosts "$n" >"$EMU_WORK/up.out" 2>&1 || rc=$?
+    timeout 60 "$RDMAEMU" up --hosts "$n" "$@" >"$EMU_WORK/up.out" 2>&1 || rc=$?
     cat "$EMU_WORK/up.out"
-    ((rc == 0)) || fail "rdmaemu up --hosts $n exited $rc"
+    ((rc == 0)) || fail "rdmaemu up --hosts $n $* exited $rc"
     emu_status >/dev/null
     local h
     for ((h = 1; h <= n; h++)); do
@@ -152,3 +155,112 @@ wait_for_file() {
 
 # Escapes a string for use in an extended/Perl regular expression.
 re_escape() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g'; }
+
+# A TCP port nothing listens on now, for a side channel: programs that default to a fixed port
+# (18515) would collide with other test runs on the same machine.
+free_tcp_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Waits up to $2 seconds for a TCP listener on port $1; fails early if pid $3 (optional) dies.
+wait_tcp_listen() {
+    local port=$1 secs=${2:-20} pid=${3:-}
+    local i
+    for ((i = 0; i < secs * 10; i++)); do
+        [[ -n $(ss -Hltn "sport = :$port" 2>/dev/null) ]] && return 0
+        if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then return 1; fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# emu_pair LABEL SERVER_HOST CLIENT_HOST SECS -- CMD...
+# A client/server verbs program over a TCP side channel: `CMD` on SERVER_HOST in the background,
+# then, once something listens on the port given in CMD as `-p PORT`, `CMD 127.0.0.1` on
+# CLIENT_HOST (any loopback address reaches the server). Each side is bounded by SECS (exit
+# status 124 when it ran out).
+# Output goes to $EMU_WORK/LABEL.server and LABEL.client; sets PAIR_SERVER_RC, PAIR_CLIENT_RC
+# and PAIR_SECS (wall time of the whole pair, seconds with a decimal). Never fails by itself.
+emu_pair() {
+    local label=$1 shost=$2 chost=$3 secs=$4
+    shift 4
+    [[ $1 == -- ]] && shift
+    local port="" a prev=""
+    for a in "$@"; do
+        [[ $prev == -p ]] && port=$a
+        prev=$a
+    done
+    [[ -n $port ]] || fail "emu_pair $label: the command has no -p PORT: $*"
+    local sout=$EMU_WORK/$label.server cout=$EMU_WORK/$label.client
+    local t0
+    t0=$(date +%s%N)
+    # `rdmaemu run` execs the program, so $! is the server itself (the EXIT trap can kill it).
+    "$RDMAEMU" run --host "$shost" -- "$@" >"$sout" 2>&1 &
+    local spid=$!
+    emu_bg_register "$spid"
+    PAIR_CLIENT_RC=0
+    if wait_tcp_listen "$port" 20 "$spid"; then
+        timeout -k 5 "$secs" "$RDMAEMU" run --host "$chost" -- "$@" 127.0.0.1 >"$cout" 2>&1 ||
+            PAIR_CLIENT_RC=$?
+    else
+        echo "server did not listen on TCP port $port within 20 s (or exited)" >"$cout"
+        PAIR_CLIENT_RC=255
+    fi
+    # The server has up to SECS from its start; then it is killed and counts as timed out (124).
+    local deadline=$((t0 + secs * 1000000000))
+    while kill -0 "$spid" 2>/dev/null && (($(date +%s%N) < deadline)); do sleep 0.1; done
+    if kill -0 "$spid" 2>/dev/null; then
+        kill -TERM "$spid" 2>/dev/null || true
+        sleep 1
+        kill -KILL "$spid" 2>/dev/null || true
+        wait "$spid" 2>/dev/null || true
+        echo "(killed by the test: still running after ${secs}s)" >>"$sout"
+        PAIR_SERVER_RC=124
+    else
+        PAIR_SERVER_RC=0
+        wait "$spid" || PAIR_SERVER_RC=$?
+    fi
+    PAIR_SECS=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+}
+
+# Prints the output of both ends of the last emu_pair LABEL, for a failure report.
+emu_pair_dump() {
+    local label=$1 side
+    for side in server client; do
+        echo "==== $label $side ($EMU_WORK/$label.$side):" >&2
+        tail -n 40 "$EMU_WORK/$label.$side" >&2
+    done
+}
+
+# Rows of a perftest results table in file $1: "<bytes> <iterations> <decimal numbers>...".
+perftest_rows() {
+    grep -E '^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+[0-9]+\.[0-9]+' "$1" || true
+}
+
+# emu_perftest ROWS SECS PROGRAM [ARGS...]
+# A perftest program (ib_send_bw ...) with a free -p port: server on host 1, client on host 2
+# connecting to 127.0.0.1. Fails unless both exit 0 and the client's results table has ROWS
+# rows. Leaves the outputs in $EMU_WORK/<label>.server|client, the label in PERF_LABEL.
+emu_perftest() {
+    local rows=$1 secs=$2 prog=$3
+    shift 3
+    local port
+    port=$(free_tcp_port)
+    PERF_LABEL=$(printf '%s' "$prog $*" | tr -cs 'a-zA-Z0-9_' '.')
+    local cmd=("$prog" -p "$port" "$@")
+    emu_pair "$PERF_LABEL" 1 2 "$secs" -- "${cmd[@]}"
+    local what="${cmd[*]} (server host 1, client host 2 -> 127.0.0.1)"
+    if ((PAIR_SERVER_RC != 0 || PAIR_CLIENT_RC != 0)); then
+        emu_pair_dump "$PERF_LABEL"
+        fail "$what: server exited $PAIR_SERVER_RC, client $PAIR_CLIENT_RC (after ${PAIR_SECS}s; 124 = timed out)"
+    fi
+    local got
+    got=$(perftest_rows "$EMU_WORK/$PERF_LABEL.client" | wc -l)
+    if ((got != rows)); then
+        emu_pair_dump "$PERF_LABEL"
+        fail "$what: the client's results table has $got rows, expected $rows"
+    fi
+    ok "$what: ${PAIR_SECS}s, $got result row(s); last:"
+    grep -E '^[[:space:]]*#bytes' "$EMU_WORK/$PERF_LABEL.client" | head -n 1
+    perftest_rows "$EMU_WORK/$PERF_LABEL.client" | tail -n 1
+}

@@ -25,7 +25,8 @@ template <class T> bool is_unsigned_number(std::string_view text) {
 // Why `value` is not of `kind`, or nothing when it is.
 std::optional<std::string> check_kind(ValueKind kind, const std::string& value) {
     switch (kind) {
-    case ValueKind::any: return std::nullopt;
+    case ValueKind::any:
+        return std::nullopt;
     case ValueKind::probability:
         if (parse_probability(value)) return std::nullopt;
         return "a probability from 0 to 1, e.g. 0.05";
@@ -81,8 +82,8 @@ std::optional<std::string> parse_options(std::span<char* const> args,
             return msg + ")";
         }
         if (auto want = check_kind(spec->kind, value))
-            return "invalid value '" + value + "' for --" + std::string(name) + " (wants " +
-                   *want + ")";
+            return "invalid value '" + value + "' for --" + std::string(name) + " (wants " + *want +
+                   ")";
         out.values[std::string(name)] = value;
     }
     return std::nullopt;

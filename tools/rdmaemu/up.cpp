@@ -28,11 +28,34 @@ constexpr int kLogTailLines = 20;
 constexpr std::string_view kMtus[] = {"256", "512", "1024", "2048", "4096"};
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error"};
 
+// An option `up` passes on to every host's nicsimd as given, once the parser has checked it.
+constexpr OptionSpec to_daemon(std::string_view name, std::string_view value, std::string_view help,
+                               ValueKind kind) {
+    return {name, value, help, {}, true, kind};
+}
+
+// Each host applies the faults, independently per packet, to the packets it sends.
 constexpr OptionSpec kOptions[] = {
     {"hosts", "N", "number of hosts to start (1-254)"},
     {"mtu", "M", "path MTU of every host's port", kMtus, true},
     {"log-level", "L", "daemon log level", kLogLevels, true},
+    to_daemon("drop", "P", "drop each sent packet with probability P (0..1)",
+              ValueKind::probability),
+    to_daemon("duplicate", "P", "send each packet twice with probability P (0..1)",
+              ValueKind::probability),
+    to_daemon("reorder", "P", "hold a packet back behind the next with probability P (0..1)",
+              ValueKind::probability),
+    to_daemon("corrupt", "P", "flip one bit of a packet with probability P (0..1); ICRC fails",
+              ValueKind::probability),
+    to_daemon("delay-us", "D", "delay every sent packet by D microseconds", ValueKind::count),
+    to_daemon("seed", "S", "seed of the fault decisions: same seed, same faults (default 0)",
+              ValueKind::count64),
+    {"pcap", "DIR", "capture each host's packets, sent and received, to DIR/host<i>.pcap"},
 };
+
+// The options that make hosts misbehave, in the order the summary line shows them.
+constexpr std::string_view kFaultOptions[] = {"drop",    "duplicate", "reorder",
+                                              "corrupt", "delay-us",  "seed"};
 
 int fail(const std::string& msg) {
     std::fprintf(stderr, "rdmaemu up: %s\n", msg.c_str());
@@ -65,8 +88,29 @@ std::optional<std::string> refuse_if_up(const std::string& runtime) {
     return std::nullopt;
 }
 
+// DIR/host<i>.pcap, where host i writes its capture.
+std::string pcap_path(const std::string& dir, int host) {
+    return (fs::path(dir) / ("host" + std::to_string(host) + ".pcap")).string();
+}
+
+// The --pcap directory, absolute (the daemons need not share our cwd) and created; or an error.
+std::optional<std::string> prepare_pcap_dir(const std::string& dir, std::string& abs) {
+    std::error_code ec;
+    fs::path p = fs::absolute(dir, ec);
+    if (ec) return "--pcap " + dir + ": " + ec.message();
+    abs = p.lexically_normal().string();
+    if (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+    fs::create_directories(p, ec);
+    if (ec) return "cannot create --pcap directory " + abs + ": " + ec.message();
+    if (!fs::is_directory(p, ec)) return "--pcap " + abs + " is not a directory";
+    if (::access(abs.c_str(), W_OK) != 0)
+        return "cannot write to --pcap directory " + abs + ": " + std::strerror(errno);
+    return std::nullopt;
+}
+
 std::vector<std::string> daemon_argv(const ParsedArgs& args, const std::string& runtime,
-                                     const std::string& address, int host) {
+                                     const std::string& address, int host,
+                                     const std::string& pcap_dir) {
     std::vector<std::string> argv = {nicsimd_path(),
                                      "--name",
                                      std::string(kDevice),
@@ -83,12 +127,16 @@ std::vector<std::string> daemon_argv(const ParsedArgs& args, const std::string& 
             if (!spec.value.empty()) argv.push_back(*v);
         }
     }
+    if (!pcap_dir.empty()) {
+        argv.push_back("--pcap");
+        argv.push_back(pcap_path(pcap_dir, host));
+    }
     return argv;
 }
 
 // Starts every host, then waits for each; on any failure stops them all.
 int start_hosts(const ParsedArgs& args, const std::string& runtime, int count, int subnet,
-                std::vector<HostEntry>& hosts) {
+                const std::string& pcap_dir, std::vector<HostEntry>& hosts) {
     for (int i = 1; i <= count; ++i) {
         std::error_code ec;
         fs::create_directories(emu::host_dir(runtime, i), ec);
@@ -100,7 +148,7 @@ int start_hosts(const ParsedArgs& args, const std::string& runtime, int count, i
                     log_file_path(runtime, i)};
         fs::remove(h.socket, ec);
         fs::resize_file(h.log, 0, ec); // a fresh log per start; missing is fine
-        pid_t pid = spawn_detached(daemon_argv(args, runtime, h.address, i), h.log);
+        pid_t pid = spawn_detached(daemon_argv(args, runtime, h.address, i, pcap_dir), h.log);
         if (pid < 0) {
             stop_daemons(hosts, kStopGrace);
             remove_host_files(runtime, hosts);
@@ -129,13 +177,28 @@ int start_hosts(const ParsedArgs& args, const std::string& runtime, int count, i
     return 0;
 }
 
-void print_table(const std::string& runtime, const std::vector<HostEntry>& hosts) {
-    std::printf("%zu host%s up in %s\n\n", hosts.size(), hosts.size() == 1 ? "" : "s",
+// "drop 0.05, reorder 0.01, seed 1", or "none".
+std::string faults_summary(const ParsedArgs& args) {
+    std::string out;
+    for (auto name : kFaultOptions)
+        if (auto v = args.get(name))
+            out += (out.empty() ? "" : ", ") + std::string(name) + " " + *v;
+    return out.empty() ? "none" : out;
+}
+
+void print_table(const std::string& runtime, const std::vector<HostEntry>& hosts,
+                 const ParsedArgs& args, const std::string& pcap_dir) {
+    std::printf("%zu host%s up in %s\n", hosts.size(), hosts.size() == 1 ? "" : "s",
                 runtime.c_str());
-    std::printf("%-5s %-13s %-7s %-21s %s\n", "HOST", "ADDRESS", "DEVICE", "GID", "LOG");
-    for (const auto& h : hosts)
+    std::printf("faults:  %s\n", faults_summary(args).c_str());
+    std::printf("capture: %s\n\n", pcap_dir.empty() ? "off" : (pcap_dir + "/host<i>.pcap").c_str());
+    std::printf("%-5s %-13s %-7s %-21s %s\n", "HOST", "ADDRESS", "DEVICE", "GID",
+                pcap_dir.empty() ? "LOG" : "LOG / PCAP");
+    for (const auto& h : hosts) {
         std::printf("%-5d %-13s %-7s %-21s %s\n", h.index, h.address.c_str(), h.device.c_str(),
                     ("::ffff:" + h.address).c_str(), h.log.c_str());
+        if (!pcap_dir.empty()) std::printf("%50s%s\n", "", pcap_path(pcap_dir, h.index).c_str());
+    }
     std::printf("\nRun a program on a host:  rdmaemu run --host 1 -- ibv_devinfo\n");
     if (const char* env = std::getenv("RDMAEMU_RUNTIME_DIR"); env && *env)
         std::printf("(with RDMAEMU_RUNTIME_DIR=%s set, as now)\n", runtime.c_str());
@@ -160,19 +223,24 @@ int up(const ParsedArgs& args) {
         return fail("nicsimd not found at " + nicsimd_path() + " (build the nicsimd target)");
     if (auto err = prepare_runtime_dir(runtime)) return fail(*err);
     if (auto err = refuse_if_up(runtime)) return fail(*err);
+    std::string pcap_dir;
+    if (auto dir = args.get("pcap")) {
+        if (dir->empty()) return fail("--pcap wants a directory");
+        if (auto err = prepare_pcap_dir(*dir, pcap_dir)) return fail(*err);
+    }
     auto subnet = pick_subnet();
     if (!subnet) return fail("UDP port 4791 is taken on every 127.0.S.1 (S = 0..254)");
 
     std::vector<HostEntry> hosts;
-    if (int rc = start_hosts(args, runtime, *count, *subnet, hosts)) return rc;
-    print_table(runtime, hosts);
+    if (int rc = start_hosts(args, runtime, *count, *subnet, pcap_dir, hosts)) return rc;
+    print_table(runtime, hosts, args, pcap_dir);
     return 0;
 }
 
 } // namespace
 
 const CommandDef kUpCommand = {"up",
-                               "--hosts N [--mtu M] [--log-level L]",
+                               "--hosts N [--mtu M] [--log-level L] [fault options] [--pcap DIR]",
                                "start N emulated hosts (nicsimd daemons on 127.0.S.1..N)",
                                kOptions,
                                false,

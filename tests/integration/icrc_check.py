@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Recomputes the RoCE v2 ICRC of every IPv4/UDP 4791 packet in pcap files and compares it with
+the packet's last 4 bytes: an implementation independent of nicsimd's (zlib's CRC-32, written
+from IBA vol. 1 and the wire note, not from our C++), so a shared misreading would have to be made
+twice. Checks itself first against a RoCE v2 CNP captured from a ConnectX-4 Lx NIC (scapy's
+test/contrib/roce.uts, ICRC bytes 82 fd 00 2a).
+
+ICRC = CRC-32 (zlib: reflected 0xEDB88320, init and final xor 0xFFFFFFFF) over
+    8 bytes 0xFF | IPv4 header with TOS, TTL and header checksum set to all ones |
+    UDP header with its checksum set to all ones | BTH with byte 4 (FECN, BECN, resv) set to all
+    ones | the rest of the UDP payload before the ICRC,
+stored least significant byte first.
+
+usage: icrc_check.py [--expect-wrong N] FILE.pcap...
+exit 0 when there was at least one RoCE v2 packet and, in every file, every ICRC is right (or,
+with --expect-wrong, exactly N are wrong: a capture of hosts started with --corrupt)
+"""
+import struct
+import sys
+import zlib
+
+ROCE_PORT = 4791
+LINKTYPE_ETHERNET = 1
+LINKTYPE_RAW = 101
+
+# Ethernet frame of the ConnectX-4 Lx CNP (opcode 0x81), ICRC included.
+HARDWARE_CNP = bytes.fromhex(
+    "e41d2dab2bc2 7cfe90643b32 0800"  # Ethernet
+    " 45c2003c 718c4000 40119161 0a001101 0a001201"  # IPv4: TOS 0xc2, DF, TTL 64
+    " 000012b7 00280000"  # UDP: dst 4791, checksum 0
+    " 8100ffff 40000118 00000000"  # BTH: CNP (0x81), BECN, dest QP 0x118
+    " 00000000000000000000000000000000"  # CNP padding
+    " 82fd002a"  # ICRC
+)
+
+
+def icrc(ip_header: bytes, udp_payload_with_icrc: bytes, udp_header: bytes) -> int:
+    ip = bytearray(ip_header)
+    ip[1] = 0xFF  # TOS (DSCP, ECN)
+    ip[8] = 0xFF  # TTL
+    ip[10:12] = b"\xff\xff"  # header checksum
+    udp = bytearray(udp_header)
+    udp[6:8] = b"\xff\xff"  # checksum
+    body = bytearray(udp_payload_with_icrc[:-4])
+    body[4] = 0xFF  # BTH byte 4: FECN, BECN, reserved
+    return zlib.crc32(b"\xff" * 8 + bytes(ip) + bytes(udp) + bytes(body)) & 0xFFFFFFFF
+
+
+def check_ipv4(packet: bytes):
+    """(status, detail) for an IPv4 packet: status is None when it is not RoCE v2."""
+    if len(packet) < 20 or packet[0] >> 4 != 4:
+        return None, "not IPv4"
+    ihl = (packet[0] & 0x0F) * 4
+    total = struct.unpack_from("!H", packet, 2)[0]
+    if packet[9] != 17 or len(packet) < ihl + 8:
+        return None, "not UDP"
+    if total > len(packet) or total < ihl + 8:
+        return "bad", f"IPv4 total length {total} but {len(packet)} bytes captured"
+    packet = packet[:total]  # ignore link-layer padding
+    udp = packet[ihl : ihl + 8]
+    sport, dport, ulen = struct.unpack_from("!HHH", udp)
+    if dport != ROCE_PORT:
+        return None, "not UDP 4791"
+    if ulen != total - ihl:
+        return "bad", f"UDP length {ulen}, IPv4 payload {total - ihl}"
+    payload = packet[ihl + 8 :]
+    if len(payload) < 12 + 4:
+        return "bad", f"UDP payload of {len(payload)} bytes cannot hold BTH and ICRC"
+    want = icrc(packet[:ihl], payload, udp)
+    got = struct.unpack_from("<I", payload, len(payload) - 4)[0]
+    opcode, psn = payload[0], struct.unpack_from("!I", payload, 8)[0] & 0xFFFFFF
+    qpn = struct.unpack_from("!I", payload, 4)[0] & 0xFFFFFF
+    what = f"opcode 0x{opcode:02x} qp 0x{qpn:x} psn {psn} len {len(payload)}"
+    if want != got:
+        return "bad", f"{what}: ICRC in packet 0x{got:08x}, computed 0x{want:08x}"
+    return "ok", what
+
+
+def frames(path):
+    """Yields (number, linktype, frame bytes) of a classic pcap file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 24:
+        raise ValueError(f"{path}: {len(data)} bytes, no pcap global header")
+    magic = data[:4]
+    if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
+        endian = "<"
+    elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
+        endian = ">"
+    else:
+        raise ValueError(f"{path}: not a classic pcap file (magic {magic.hex()})")
+    linktype = struct.unpack_from(endian + "I", data, 20)[0]
+    off, n = 24, 0
+    while off + 16 <= len(data):
+        _, _, incl, orig = struct.unpack_from(endian + "IIII", data, off)
+        off += 16
+        if off + incl > len(data):
+            raise ValueError(f"{path}: record {n + 1} truncated")
+        n += 1
+        if incl != orig:
+            raise ValueError(f"{path}: record {n} cut to {incl} of {orig} bytes (snaplen)")
+        yield n, linktype, data[off : off + incl]
+        off += incl
+    if off != len(data):
+        raise ValueError(f"{path}: {len(data) - off} stray bytes at the end")
+
+
+def ip_of(linktype, frame):
+    if linktype == LINKTYPE_RAW:
+        return frame
+    if linktype == LINKTYPE_ETHERNET:
+        if len(frame) >= 14 and frame[12:14] == b"\x08\x00":
+            return frame[14:]
+        return None
+    raise ValueError(f"unsupported pcap link type {linktype}")
+
+
+def self_test():
+    status, detail = check_ipv4(ip_of(LINKTYPE_ETHERNET, HARDWARE_CNP))
+    if status != "ok":
+        sys.exit(f"icrc_check.py self-test failed on the ConnectX-4 Lx CNP: {detail}")
+
+
+def main(args):
+    expect_wrong = 0
+    if args[:1] == ["--expect-wrong"] and len(args) >= 2:
+        expect_wrong = int(args[1])
+        args = args[2:]
+    paths = args
+    if not paths:
+        sys.exit(__doc__)
+    self_test()
+    failed = False
+    for path in paths:
+        ok = bad = other = 0
+        opcodes = {}
+        for n, linktype, frame in frames(path):
+            ip = ip_of(linktype, frame)
+            if ip is None:
+                other += 1
+                continue
+            status, detail = check_ipv4(ip)
+            if status is None:
+                other += 1
+            elif status == "ok":
+                ok += 1
+                op = int(detail.split()[1], 16)
+                opcodes[op] = opcodes.get(op, 0) + 1
+            else:
+                bad += 1
+                if bad <= 10:
+                    print(f"{path}: packet {n}: {detail}")
+        ops = " ".join(f"0x{op:02x}:{c}" for op, c in sorted(opcodes.items()))
+        print(f"{path}: {ok} RoCE v2 packets with a correct ICRC, {bad} wrong, {other} others; "
+              f"opcodes {ops}")
+        if bad != expect_wrong:
+            print(f"{path}: {bad} packets with a wrong ICRC, expected {expect_wrong}")
+            failed = True
+        if not ok:
+            print(f"{path}: no RoCE v2 packet with a correct ICRC")
+            failed = True
+    if failed:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
