@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config
   libboost-dev libspdlog-dev catch2 libibverbs-dev
-  ibverbs-utils ibverbs-providers perftest rdmacm-utils qperf python3-pyverbs
+  ibverbs-utils ibverbs-providers perftest rdmacm-utils qperf python3-pyverbs sockperf iperf3
   tshark iproute2 procps
 )
 missing=()
