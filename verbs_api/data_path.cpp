@@ -103,6 +103,10 @@ int post(ibv_context* ctx, ShimRing& ring, Wr* wr, Wr** bad_wr, Fill fill) {
 
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     EmuQp& q = *emu_qp(qp);
+    if (qp->state < IBV_QPS_RTS) { // as rxe: a QP sends from RTS on (ERR flushes)
+        *bad_wr = wr;
+        return EINVAL;
+    }
     std::lock_guard lock(q.sq_mutex);
     return post(qp->context, q.sq, wr, bad_wr,
                 [&q](const ibv_send_wr& w, char* slot) { return write_send_wqe(q, w, slot); });
@@ -110,7 +114,8 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     EmuQp& q = *emu_qp(qp);
-    if (qp->srq) { // receives come from the SRQ
+    // Receives come from the SRQ when there is one; a QP takes them from INIT on.
+    if (qp->srq || qp->state == IBV_QPS_RESET) {
         *bad_wr = wr;
         return EINVAL;
     }

@@ -5,6 +5,7 @@
 #include "ops.h"
 
 #include <cerrno>
+#include <cstring>
 #include <new>
 
 using namespace verbs;
@@ -112,10 +113,43 @@ VERBS_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     return qp;
 }
 
+namespace {
+
+// Removes the QP's unpolled completions from a CQ, as mlx5's provider does when a QP goes
+// back to RESET: the QP starts afresh and its old flush errors must not reach the app. Walks
+// the unpolled range from the newest down, moving the other QPs' CQEs up over the removed
+// ones, then releases the freed slots at the consumer end. The NIC only writes beyond the
+// producer index, so it never meets a moved entry.
+void clean_cq(ibv_cq* cq, uint32_t qpn) {
+    EmuCq& c = *emu_cq(cq);
+    std::lock_guard lock(c.poll_mutex);
+    ShimRing& r = c.ring;
+    uint32_t producer = r.header->producer.load(std::memory_order_acquire);
+    if (producer - r.index > r.entries) return;
+    uint32_t freed = 0;
+    for (uint32_t i = producer; i-- != r.index;) {
+        auto* cqe = reinterpret_cast<ipc::Cqe*>(r.slot(i));
+        if (cqe->wc.qp_num == qpn)
+            ++freed;
+        else if (freed)
+            std::memcpy(r.slot(i + freed), cqe, sizeof *cqe);
+    }
+    r.index += freed;
+    r.header->consumer.store(r.index, std::memory_order_release);
+}
+
+} // namespace
+
 VERBS_EXPORT int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     ipc::ModifyQpReq req{qp->handle, static_cast<uint32_t>(attr_mask), *attr};
     if (int err = control(qp->context).call<ipc::Op::ModifyQp>(req)) return err;
-    if (attr_mask & IBV_QP_STATE) qp->state = attr->qp_state;
+    if (attr_mask & IBV_QP_STATE) {
+        qp->state = attr->qp_state;
+        if (attr->qp_state == IBV_QPS_RESET) {
+            clean_cq(qp->send_cq, qp->qp_num);
+            if (qp->recv_cq != qp->send_cq) clean_cq(qp->recv_cq, qp->qp_num);
+        }
+    }
     return 0;
 }
 

@@ -48,6 +48,7 @@ void wr_start(ibv_qp_ex* qpx) {
 int wr_complete(ibv_qp_ex* qpx) {
     EmuQp& q = *emu_qp(qpx);
     int err = q.batch_err;
+    if (!err && q.qp()->state < IBV_QPS_RTS) err = EINVAL; // as ibv_post_send
     if (err) {
         q.sq.index = q.batch_start;
     } else if (q.sq.index != q.batch_start) {

@@ -167,8 +167,10 @@ void fetch(TransportEnv& env, Qp& qp) {
     uint32_t consumer = qp.sq.header->consumer.load(std::memory_order_relaxed);
     if (producer - consumer > qp.sq.entries) producer = consumer + qp.sq.entries; // app bug
     while (r.fetch_index != producer && r.ops.size() < qp.sq.entries) {
-        r.ops.push_back(take(env, qp, r.fetch_index));
+        SendOp& op = r.ops.emplace_back(take(env, qp, r.fetch_index));
         ++r.fetch_index;
+        // A WR that fails its local checks is not sent; it completes, in order, with its error.
+        if (op.status != IBV_WC_SUCCESS) op.done = op.started = true;
     }
 }
 

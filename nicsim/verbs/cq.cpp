@@ -2,6 +2,7 @@
 #include "verbs.h"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -92,7 +93,15 @@ int resize_cq(VerbContext& c, const ipc::ResizeCqReq& q, ipc::ResizeCqReply& r) 
     uint32_t producer = old.header->producer.load(std::memory_order_relaxed);
     uint32_t pending = producer - consumer;
     if (pending > old.entries) pending = old.entries; // the app scribbled on its index
-    if (static_cast<uint32_t>(q.cqe) < pending) return EINVAL; // would lose completions
+    // Work requests still in flight will complete into this CQ too.
+    uint64_t in_flight = 0;
+    c.objects.qps.for_each([&](const Qp& qp) {
+        if (qp.send_cq != cq) return;
+        uint32_t unfetched = qp.sq.header->producer.load(std::memory_order_acquire) -
+                             qp.req.fetch_index;
+        in_flight += qp.req.ops.size() + std::min(unfetched, qp.sq.entries);
+    });
+    if (static_cast<uint64_t>(q.cqe) < pending + in_flight) return EINVAL; // would overrun
     Cq fresh;
     if (int err = make_cq_ring(fresh, static_cast<uint32_t>(q.cqe), c.pass_fds)) return err;
     // Move the completions the app has not polled yet into the new ring.
