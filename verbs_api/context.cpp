@@ -24,6 +24,7 @@ void install_ops(EmuContext& c) {
     c.vctx.query_device_ex = verbs::query_device_ex;
     c.vctx.create_cq_ex = verbs::create_cq_ex;
     c.vctx.create_qp_ex = verbs::create_qp_ex;
+    c.vctx.advise_mr = verbs::advise_mr;
     c.vctx.query_rt_values = verbs::query_rt_values_ex;
 }
 

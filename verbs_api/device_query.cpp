@@ -47,6 +47,18 @@ int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
     ex.orig_attr = r.attr;
     ex.device_cap_flags_ex = r.attr.device_cap_flags;
     ex.phys_port_cnt_ex = r.attr.phys_port_cnt;
+    // The NIC reaches app memory through process_vm_readv/writev, page by page as it goes:
+    // nothing is pinned, so every MR is in effect on-demand, implicit ones included.
+    constexpr uint32_t all = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+                             IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+                             IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+    ex.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+    ex.odp_caps.per_transport_caps.rc_odp_caps = all;
+    ex.odp_caps.per_transport_caps.uc_odp_caps =
+        IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
+        IBV_ODP_SUPPORT_SRQ_RECV;
+    ex.odp_caps.per_transport_caps.ud_odp_caps =
+        IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV;
     // Completion timestamps come from the NIC's clock: CLOCK_MONOTONIC in ns, i.e. 1 GHz.
     ex.completion_timestamp_mask = UINT64_MAX;
     ex.hca_core_clock = 1000000; // kHz

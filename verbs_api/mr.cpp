@@ -88,3 +88,19 @@ VERBS_EXPORT ibv_mr* ibv_import_mr(ibv_pd*, uint32_t) { return fail<ibv_mr>(EOPN
 VERBS_EXPORT void ibv_unimport_mr(ibv_mr*) {}
 VERBS_EXPORT ibv_dm* ibv_import_dm(ibv_context*, uint32_t) { return fail<ibv_dm>(EOPNOTSUPP); }
 VERBS_EXPORT void ibv_unimport_dm(ibv_dm*) {}
+
+namespace verbs {
+
+// Prefetching has nothing to do: the NIC touches pages only when it moves data (see the ODP
+// caps). The arguments are still checked as the kernel does.
+int advise_mr(ibv_pd*, ibv_advise_mr_advice advice, uint32_t flags, ibv_sge* sg_list,
+              uint32_t num_sge) {
+    if (advice != IBV_ADVISE_MR_ADVICE_PREFETCH && advice != IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+        advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+        return EOPNOTSUPP;
+    if ((flags & ~uint32_t(IBV_ADVISE_MR_FLAG_FLUSH)) || !sg_list || num_sge == 0)
+        return EINVAL;
+    return 0;
+}
+
+} // namespace verbs

@@ -17,6 +17,9 @@ ibv_cq_ex* create_cq_ex(ibv_context* ctx, ibv_cq_init_attr_ex* attr);
 void install_cq_ex_ops(ibv_cq_ex& cq);
 int query_rt_values_ex(ibv_context* ctx, ibv_values_ex* values);
 
+int advise_mr(ibv_pd* pd, ibv_advise_mr_advice advice, uint32_t flags, ibv_sge* sg_list,
+              uint32_t num_sge);
+
 int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t attr_size);
 int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
                     ibv_device_attr_ex* attr, size_t attr_size);

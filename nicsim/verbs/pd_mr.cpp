@@ -30,8 +30,10 @@ int dealloc_pd(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
 
 namespace {
 
-// The range checks of the kernel's ib_umem_get: non-empty, within max_mr_size, no wrap-around.
-int check_range(uint64_t addr, uint64_t length) {
+// The range checks of the kernel's ib_umem_get: non-empty, within max_mr_size, no wrap-around;
+// or an implicit on-demand MR: address 0, length SIZE_MAX, the whole address space.
+int check_range(uint64_t addr, uint64_t length, uint32_t access) {
+    if ((access & IBV_ACCESS_ON_DEMAND) && addr == 0 && length == UINT64_MAX) return 0;
     if (length == 0 || length > limits::kMaxMrSize) return EINVAL;
     if (addr + length < addr) return EINVAL;
     return 0;
@@ -43,7 +45,7 @@ int reg_mr(VerbContext& c, const ipc::RegMrReq& q, ipc::RegMrReply& r) {
     Pd* pd = c.objects.pds.get(q.pd);
     if (!pd) return EINVAL;
     if (int err = emu::check_mr_access(q.access)) return err;
-    if (int err = check_range(q.addr, q.length)) return err;
+    if (int err = check_range(q.addr, q.length, q.access)) return err;
     if (c.nic.totals().mr >= limits::kMaxMr) return ENOMEM;
     auto mr = std::make_unique<Mr>();
     mr->pd = pd;
@@ -79,7 +81,7 @@ int rereg_mr(VerbContext& c, const ipc::ReregMrReq& q, ipc::ReregMrReply& r) {
     if ((q.flags & IBV_REREG_MR_CHANGE_ACCESS))
         if (int err = emu::check_mr_access(q.access)) return err;
     if ((q.flags & IBV_REREG_MR_CHANGE_TRANSLATION))
-        if (int err = check_range(q.addr, q.length)) return err;
+        if (int err = check_range(q.addr, q.length, q.access)) return err;
     // All checks passed: apply. Keys stay the same, as rxe and mlx5 keep them.
     if (q.flags & IBV_REREG_MR_CHANGE_PD) {
         --mr->pd->users;
