@@ -57,15 +57,16 @@ int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
         for (int i = 0; i < wr.num_sge; ++i) total += wr.sg_list[i].length;
         if (total > q.cap.max_inline_data) return EINVAL;
         for (int i = 0; i < wr.num_sge; ++i) {
-            std::memcpy(tail, reinterpret_cast<const void*>(wr.sg_list[i].addr),
-                        wr.sg_list[i].length);
+            if (wr.sg_list[i].length)
+                std::memcpy(tail, reinterpret_cast<const void*>(wr.sg_list[i].addr),
+                            wr.sg_list[i].length);
             tail += wr.sg_list[i].length;
         }
         w->inline_len = static_cast<uint32_t>(total);
     } else {
         w->send_flags &= ~IBV_SEND_INLINE;
         w->num_sge = static_cast<uint32_t>(wr.num_sge);
-        std::memcpy(tail, wr.sg_list, sizeof(ibv_sge) * wr.num_sge);
+        if (wr.num_sge) std::memcpy(tail, wr.sg_list, sizeof(ibv_sge) * wr.num_sge);
     }
     return 0;
 }
@@ -75,7 +76,7 @@ int write_recv_wqe(const ibv_recv_wr& wr, uint32_t max_sge, char* slot) {
     auto* w = reinterpret_cast<ipc::RecvWqe*>(slot);
     w->wr_id = wr.wr_id;
     w->num_sge = static_cast<uint32_t>(wr.num_sge);
-    std::memcpy(slot + sizeof(ipc::RecvWqe), wr.sg_list, sizeof(ibv_sge) * wr.num_sge);
+    if (wr.num_sge) std::memcpy(slot + sizeof(ipc::RecvWqe), wr.sg_list, sizeof(ibv_sge) * wr.num_sge);
     return 0;
 }
 

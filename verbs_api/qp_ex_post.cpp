@@ -144,7 +144,7 @@ void wr_set_inline_data_list(ibv_qp_ex* qpx, size_t num_buf, const ibv_data_buf*
     if (total > q.cap.max_inline_data) return poison(qpx, EINVAL);
     char* out = q.batch_wqe + sizeof(ipc::SendWqe);
     for (size_t i = 0; i < num_buf; ++i) {
-        std::memcpy(out, buf_list[i].addr, buf_list[i].length);
+        if (buf_list[i].length) std::memcpy(out, buf_list[i].addr, buf_list[i].length);
         out += buf_list[i].length;
     }
     ipc::SendWqe* w = wqe(q);

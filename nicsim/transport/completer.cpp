@@ -135,9 +135,10 @@ void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h,
     }
     if (h.opcode != wire::opcode::make(wire::Transport::RC, wire::opcode::kReadResponseMiddle))
         acknowledge_through(env, qp, psn_add(op->first_psn, -1));
-    bool last = wire::has_any(h.opcode, wire::kLast);
+    // Only the READ's final packet may be short (its requests may be several, see kReadChunk).
     uint64_t room = op->length - op->response_bytes;
-    if (len > room || (!last && len != mtu) || (last && len != room)) {
+    bool last = len == room;
+    if (len > room || (!last && len != mtu)) {
         op->status = IBV_WC_REM_OP_ERR; // the responder broke the protocol
         op->done = true;
         return;

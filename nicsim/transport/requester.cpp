@@ -120,11 +120,16 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
     wire::Operation operation = operation_of(w.opcode);
     size_t payload_len = 0;
     if (operation == wire::Operation::ReadRequest) {
+        // A long READ goes out as several requests of at most kReadChunk response packets,
+        // each issued inside the window: its responses then come no faster than the window
+        // lets them, where hardware has link-level flow control and we have none.
+        uint32_t chunk = std::min(op.npkts - k, kReadChunk);
         uint64_t offset = uint64_t(k) * mtu;
+        uint64_t len = std::min<uint64_t>(uint64_t(chunk) * mtu, op.length - offset);
         h.opcode = *wire::opcode_for(transport, operation, wire::Position::Only);
-        h.reth = {w.remote_addr + offset, w.rkey, static_cast<uint32_t>(op.length - offset)};
+        h.reth = {w.remote_addr + offset, w.rkey, static_cast<uint32_t>(len)};
         h.ack_req = true;
-        op.next_pkt = op.npkts;
+        op.next_pkt = k + chunk;
     } else if (operation == wire::Operation::CompareSwap ||
                operation == wire::Operation::FetchAdd) {
         h.opcode = *wire::opcode_for(transport, operation, wire::Position::Only);

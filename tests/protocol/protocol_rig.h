@@ -1,0 +1,525 @@
+// A test rig for the RC engines: a fake TransportEnv (recorded packets, a clock the test moves,
+// recorded timers and async events, DMA within this process) and a NIC whose objects are made
+// through the same verbs the daemon runs. Tests post WQEs into the shared rings as the library
+// does, hand packets to rc::receive as the Engine does, and look at what went on the wire and
+// what landed in the CQs.
+#pragma once
+
+#include "emu/ipc/protocol.h"
+#include "emu/ipc/rings.h"
+#include "emu/wire/packet.h"
+#include "emu/wire/psn.h"
+#include "nic.h"
+#include "objects/session_objects.h"
+#include "transport/rc.h"
+#include "verbs/verbs.h"
+
+#include <catch2/catch.hpp>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <unistd.h>
+#include <vector>
+
+namespace proto {
+
+namespace wire = emu::wire;
+namespace ipc = emu::ipc;
+using nicsim::Cq;
+using nicsim::Mr;
+using nicsim::Qp;
+
+// One packet a QP transmitted, parsed back.
+struct Sent {
+    uint32_t from_qpn = 0;
+    uint32_t dst_addr = 0;      // IPv4, network order
+    std::vector<uint8_t> bytes; // BTH .. pad + 4 ICRC bytes, as handed to transmit()
+    wire::Headers h;
+    std::vector<uint8_t> payload;
+};
+
+// DMA within this process: segment addresses are plain pointers here. `fail` makes every
+// transfer fault (memory unmapped since registration).
+class FakeDma final : public nicsim::DmaEngine {
+  public:
+    int read(pid_t, std::span<const nicsim::DmaSegment> src, uint8_t* dst, size_t len) override {
+        if (fail) return EFAULT;
+        size_t done = 0;
+        for (const nicsim::DmaSegment& s : src) {
+            CHECK(done + s.length <= len);
+            if (done + s.length > len) return EINVAL;
+            std::memcpy(dst + done, reinterpret_cast<const void*>(s.addr), s.length);
+            done += s.length;
+        }
+        CHECK(done == len); // the engines pass segments that add up to len
+        ++reads;
+        return 0;
+    }
+    int write(pid_t, std::span<const nicsim::DmaSegment> dst, const uint8_t* src,
+              size_t len) override {
+        if (fail) return EFAULT;
+        size_t done = 0;
+        for (const nicsim::DmaSegment& s : dst) {
+            CHECK(done + s.length <= len);
+            if (done + s.length > len) return EINVAL;
+            std::memcpy(reinterpret_cast<void*>(s.addr), src + done, s.length);
+            done += s.length;
+        }
+        CHECK(done == len);
+        ++writes;
+        return 0;
+    }
+    bool fail = false;
+    int reads = 0, writes = 0;
+};
+
+struct AsyncEvent {
+    int fd;
+    ibv_event_type type;
+    uint32_t handle;
+};
+
+class FakeEnv final : public nicsim::TransportEnv {
+  public:
+    explicit FakeEnv(nicsim::Nic& nic)
+        : nic_(nic), log_("protocol", std::make_shared<spdlog::sinks::null_sink_mt>()) {}
+
+    uint64_t now_us() override { return now; }
+    void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len) override {
+        Sent s;
+        s.from_qpn = qp.qpn;
+        s.dst_addr = dst_addr;
+        s.bytes.assign(packet, packet + len);
+        const uint8_t* payload = nullptr;
+        size_t payload_len = 0;
+        wire::ParseResult r = wire::parse(packet, len, s.h, &payload, &payload_len);
+        INFO("transmitted packet does not parse: " << wire::describe(r));
+        REQUIRE(r == wire::ParseResult::Ok);
+        s.payload.assign(payload, payload + payload_len);
+        sent.push_back(std::move(s));
+    }
+    void schedule(Qp& qp) override {
+        if (qp.scheduled) return;
+        qp.scheduled = true;
+        runnable_.push_back(qp.qpn);
+    }
+    void set_timer(Qp& qp, uint64_t at_us) override {
+        timers_[qp.qpn] = at_us;
+        ++timer_sets;
+    }
+    nicsim::DmaEngine& dma() override { return fake_dma; }
+    nicsim::Nic& nic() override { return nic_; }
+    void async_event(int async_fd, ibv_event_type type, uint32_t handle) override {
+        events.push_back({async_fd, type, handle});
+    }
+    spdlog::logger& log() override { return log_; }
+
+    // The Engine's run queue: each scheduled QP runs with a budget until none has work left.
+    void drain(int budget = 16) {
+        for (int turns = 0; !runnable_.empty(); ++turns) {
+            REQUIRE(turns < 100000); // a QP that never runs out of work
+            uint32_t qpn = runnable_.front();
+            runnable_.pop_front();
+            Qp* qp = nic_.qp_by_qpn(qpn);
+            if (!qp) continue;
+            qp->scheduled = false;
+            if (nicsim::rc::run(*this, *qp, budget)) schedule(*qp);
+        }
+    }
+
+    // The deadline last set for the QP's timer (0: none or stopped).
+    uint64_t timer(const Qp& qp) const {
+        auto it = timers_.find(qp.qpn);
+        return it == timers_.end() ? 0 : it->second;
+    }
+
+    // Moves the clock by `us`, then calls on_timer for every QP whose deadline has passed (as
+    // the Engine's timer does) and runs what that made runnable.
+    void advance(uint64_t us) {
+        now += us;
+        for (int rounds = 0;; ++rounds) {
+            REQUIRE(rounds < 1000);
+            std::vector<uint32_t> due;
+            for (auto& [qpn, at] : timers_)
+                if (at && at <= now) {
+                    due.push_back(qpn);
+                    at = 0;
+                }
+            if (due.empty()) break;
+            for (uint32_t qpn : due)
+                if (Qp* qp = nic_.qp_by_qpn(qpn)) nicsim::rc::on_timer(*this, *qp);
+            drain();
+        }
+        drain();
+    }
+
+    // The packets sent since the last call.
+    std::vector<Sent> take() {
+        std::vector<Sent> out = std::move(sent);
+        sent.clear();
+        return out;
+    }
+
+    uint64_t now = 1'000'000; // not 0: 0 means "no deadline" to the engines
+    std::vector<Sent> sent;
+    std::vector<AsyncEvent> events;
+    int timer_sets = 0;
+    FakeDma fake_dma;
+
+  private:
+    nicsim::Nic& nic_;
+    spdlog::logger log_;
+    std::deque<uint32_t> runnable_;
+    std::map<uint32_t, uint64_t> timers_;
+};
+
+// What the Engine does for the control path: modify_qp tells the transport.
+class FakeDataPath final : public nicsim::DataPath {
+  public:
+    explicit FakeDataPath(FakeEnv& env) : env_(env) {}
+    void qp_modified(Qp& qp, ibv_qp_state from) override { nicsim::rc::modified(env_, qp, from); }
+    void qp_destroying(Qp& qp) override { qp.scheduled = false; }
+    void doorbell(nicsim::SessionObjects& objects) override {
+        objects.qps.for_each([this](Qp& qp) { nicsim::rc::doorbell(env_, qp); });
+    }
+    std::string counters_json() const override { return "{}"; }
+
+  private:
+    FakeEnv& env_;
+};
+
+inline constexpr uint32_t kPeerQpn = 0x123;
+inline constexpr const char* kPeerAddress = "127.0.0.2";
+
+struct QpOptions {
+    uint32_t sq_psn = 0x100;
+    uint32_t rq_psn = 0x500;
+    ibv_mtu mtu = IBV_MTU_1024;
+    uint8_t timeout = 14; // 4.096 us * 2^14 = 67 ms
+    uint8_t retry_cnt = 3;
+    uint8_t rnr_retry = 3;
+    uint8_t min_rnr_timer = 12;
+    uint8_t max_rd_atomic = 4;
+    uint8_t max_dest_rd_atomic = 4;
+    uint32_t access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+    uint32_t max_send_wr = 64;
+    uint32_t max_recv_wr = 16;
+    uint32_t max_sge = 4;
+    uint32_t max_inline = 64;
+    bool sq_sig_all = false;
+    int cqe = 512;                    // of each of its CQs
+    ibv_qp_state state = IBV_QPS_RTS; // where create_qp leaves it: RTR or RTS
+};
+
+inline nicsim::Config rig_config() {
+    nicsim::Config c;
+    ::inet_pton(AF_INET, "127.0.0.1", &c.address);
+    return c;
+}
+
+// One NIC with one session's objects, made as the daemon makes them.
+class Rig {
+  public:
+    Rig()
+        : nic(rig_config()),
+          log_("rig", std::make_shared<spdlog::sinks::null_sink_mt>()), ctx{nic,        objects,
+                                                                            log_,       "session#1",
+                                                                            ::getpid(), {}},
+          env(nic), data_path_(env) {
+        objects.pid = ::getpid();
+        objects.async_fd = kAsyncFd;
+        nic.set_data_path(&data_path_);
+        ipc::HandleReply r{};
+        REQUIRE(nicsim::alloc_pd(ctx, ipc::Empty{}, r) == 0);
+        pd = r.handle;
+    }
+
+    static constexpr int kAsyncFd = 42;
+
+    // `iova`: the address the peer uses (ibv_reg_mr_iova); the buffer's own address if 0.
+    Mr& reg_mr(const void* addr, size_t len, uint32_t access, uint64_t iova = 0) {
+        ipc::RegMrReq q{};
+        q.pd = pd;
+        q.access = access;
+        q.addr = reinterpret_cast<uint64_t>(addr);
+        q.length = len;
+        q.iova = iova ? iova : q.addr;
+        ipc::RegMrReply r{};
+        REQUIRE(nicsim::reg_mr(ctx, q, r) == 0);
+        return *objects.mrs.get(r.handle);
+    }
+
+    Cq& create_cq(int cqe = 512) {
+        ipc::CreateCqReq q{};
+        q.cqe = cqe;
+        ipc::CreateCqReply r{};
+        REQUIRE(nicsim::create_cq(ctx, q, r) == 0);
+        return *objects.cqs.get(r.handle);
+    }
+
+    // An RC QP with its own send and receive CQs, taken RESET -> INIT -> RTR -> RTS with the
+    // masks an application gives, connected to kPeerQpn at kPeerAddress.
+    Qp& create_qp(const QpOptions& o = {}) {
+        Cq& scq = create_cq(o.cqe);
+        Cq& rcq = create_cq(o.cqe);
+        ipc::CreateQpReq q{};
+        q.pd = pd;
+        q.send_cq = scq.handle;
+        q.recv_cq = rcq.handle;
+        q.qp_type = IBV_QPT_RC;
+        q.sq_sig_all = o.sq_sig_all;
+        q.cap.max_send_wr = o.max_send_wr;
+        q.cap.max_recv_wr = o.max_recv_wr;
+        q.cap.max_send_sge = o.max_sge;
+        q.cap.max_recv_sge = o.max_sge;
+        q.cap.max_inline_data = o.max_inline;
+        ipc::CreateQpReply r{};
+        REQUIRE(nicsim::create_qp(ctx, q, r) == 0);
+        Qp& qp = *objects.qps.get(r.handle);
+
+        ipc::ModifyQpReq m{};
+        m.qp = qp.handle;
+        m.attr.qp_state = IBV_QPS_INIT;
+        m.attr.port_num = 1;
+        m.attr.pkey_index = 0;
+        m.attr.qp_access_flags = o.access;
+        m.mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+        ipc::Empty e;
+        REQUIRE(nicsim::modify_qp(ctx, m, e) == 0);
+
+        m.attr = {};
+        m.attr.qp_state = IBV_QPS_RTR;
+        m.attr.path_mtu = o.mtu;
+        m.attr.dest_qp_num = kPeerQpn;
+        m.attr.rq_psn = o.rq_psn;
+        m.attr.max_dest_rd_atomic = o.max_dest_rd_atomic;
+        m.attr.min_rnr_timer = o.min_rnr_timer;
+        m.attr.ah_attr.is_global = 1;
+        m.attr.ah_attr.port_num = 1;
+        m.attr.ah_attr.grh.sgid_index = 0;
+        m.attr.ah_attr.grh.hop_limit = 64;
+        m.attr.ah_attr.grh.dgid.raw[10] = 0xff;
+        m.attr.ah_attr.grh.dgid.raw[11] = 0xff;
+        ::inet_pton(AF_INET, kPeerAddress, &m.attr.ah_attr.grh.dgid.raw[12]);
+        m.mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+        REQUIRE(nicsim::modify_qp(ctx, m, e) == 0);
+        if (o.state == IBV_QPS_RTR) return qp;
+        to_rts(qp, o);
+        return qp;
+    }
+
+    // RTR -> RTS with the requester's attributes.
+    void to_rts(Qp& qp, const QpOptions& o) {
+        ipc::ModifyQpReq m{};
+        ipc::Empty e;
+        m.qp = qp.handle;
+        m.attr.qp_state = IBV_QPS_RTS;
+        m.attr.sq_psn = o.sq_psn;
+        m.attr.timeout = o.timeout;
+        m.attr.retry_cnt = o.retry_cnt;
+        m.attr.rnr_retry = o.rnr_retry;
+        m.attr.max_rd_atomic = o.max_rd_atomic;
+        m.mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                 IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+        REQUIRE(nicsim::modify_qp(ctx, m, e) == 0);
+        REQUIRE(qp.attr.qp_state == IBV_QPS_RTS);
+        env.drain();
+    }
+
+    // Writes a send WQE (with its SGEs) into the next SQ slot and publishes it, as
+    // ibv_post_send does; nothing runs until doorbell().
+    void enqueue_send(Qp& qp, const ipc::SendWqe& w, std::initializer_list<ipc::Sge> sges = {}) {
+        uint32_t index = qp.sq.header->producer.load();
+        char* slot = qp.sq.slot(index);
+        ipc::SendWqe copy = w;
+        copy.num_sge = static_cast<uint32_t>(sges.size());
+        std::memcpy(slot, &copy, sizeof copy);
+        size_t at = sizeof copy;
+        for (const ipc::Sge& s : sges) {
+            std::memcpy(slot + at, &s, sizeof s);
+            at += sizeof s;
+        }
+        qp.sq.header->producer.store(index + 1);
+    }
+    // The same with IBV_SEND_INLINE: the data is copied into the slot.
+    void enqueue_send_inline(Qp& qp, ipc::SendWqe w, const void* data, uint32_t len) {
+        uint32_t index = qp.sq.header->producer.load();
+        char* slot = qp.sq.slot(index);
+        w.send_flags |= IBV_SEND_INLINE;
+        w.num_sge = 0;
+        w.inline_len = len;
+        std::memcpy(slot, &w, sizeof w);
+        std::memcpy(slot + sizeof w, data, len);
+        qp.sq.header->producer.store(index + 1);
+    }
+    // The doorbell kick: the NIC looks at its QPs and runs what became runnable.
+    void doorbell() {
+        nic.data_path()->doorbell(objects);
+        env.drain();
+    }
+    void post_send(Qp& qp, const ipc::SendWqe& w, std::initializer_list<ipc::Sge> sges = {}) {
+        enqueue_send(qp, w, sges);
+        doorbell();
+    }
+
+    void post_recv(Qp& qp, uint64_t wr_id, std::initializer_list<ipc::Sge> sges) {
+        uint32_t index = qp.rq.header->producer.load();
+        char* slot = qp.rq.slot(index);
+        ipc::RecvWqe w{};
+        w.wr_id = wr_id;
+        w.num_sge = static_cast<uint32_t>(sges.size());
+        std::memcpy(slot, &w, sizeof w);
+        size_t at = sizeof w;
+        for (const ipc::Sge& s : sges) {
+            std::memcpy(slot + at, &s, sizeof s);
+            at += sizeof s;
+        }
+        qp.rq.header->producer.store(index + 1);
+        doorbell();
+    }
+
+    // Completions written since the last poll (ibv_poll_cq). A CQ slot (ipc::Cqe) starts with
+    // the ibv_wc.
+    static std::vector<ibv_wc> poll(Cq& cq) {
+        std::vector<ibv_wc> out;
+        ipc::RingHeader* h = cq.ring.header;
+        uint32_t c = h->consumer.load();
+        uint32_t p = h->producer.load();
+        for (; c != p; ++c) {
+            ibv_wc wc;
+            std::memcpy(&wc, cq.ring.slot(c), sizeof wc);
+            out.push_back(wc);
+        }
+        h->consumer.store(c);
+        return out;
+    }
+
+    // Hands a packet from the peer to the QP as the Engine does (built, then parsed back);
+    // `run` lets the Engine's run queue go afterwards.
+    void deliver(Qp& qp, wire::Headers h, const void* payload = nullptr, size_t len = 0,
+                 bool run = true) {
+        h.dest_qpn = qp.qpn;
+        h.pkey = wire::kDefaultPkey;
+        std::vector<uint8_t> buf(wire::packet_length(h.opcode, len));
+        REQUIRE(!buf.empty());
+        REQUIRE(wire::build(h, static_cast<const uint8_t*>(payload), len, buf.data()) ==
+                buf.size());
+        wire::Headers parsed;
+        const uint8_t* p = nullptr;
+        size_t plen = 0;
+        REQUIRE(wire::parse(buf.data(), buf.size(), parsed, &p, &plen) == wire::ParseResult::Ok);
+        REQUIRE(plen == len);
+        nicsim::rc::receive(env, qp, parsed, p, plen);
+        if (run) env.drain();
+    }
+
+    nicsim::Nic nic;
+    nicsim::SessionObjects objects;
+
+  private:
+    spdlog::logger log_;
+
+  public:
+    nicsim::VerbContext ctx;
+    FakeEnv env;
+    uint32_t pd = 0;
+
+  private:
+    FakeDataPath data_path_;
+};
+
+// --- building blocks for tests ---
+
+inline ipc::Sge sge(const void* addr, size_t len, const Mr& mr) {
+    return {reinterpret_cast<uint64_t>(addr), static_cast<uint32_t>(len), mr.lkey};
+}
+
+inline ipc::SendWqe wqe(uint64_t wr_id, ibv_wr_opcode opcode, uint32_t flags = IBV_SEND_SIGNALED) {
+    ipc::SendWqe w{};
+    w.wr_id = wr_id;
+    w.opcode = opcode;
+    w.send_flags = flags;
+    return w;
+}
+
+inline ipc::SendWqe rdma_wqe(uint64_t wr_id, ibv_wr_opcode opcode, uint64_t remote_addr,
+                             uint32_t rkey, uint32_t flags = IBV_SEND_SIGNALED) {
+    ipc::SendWqe w = wqe(wr_id, opcode, flags);
+    w.remote_addr = remote_addr;
+    w.rkey = rkey;
+    return w;
+}
+
+// n bytes of a pattern that differs per seed and per offset.
+inline std::vector<uint8_t> pattern(size_t n, uint8_t seed = 1) {
+    std::vector<uint8_t> v(n);
+    for (size_t i = 0; i < n; ++i)
+        v[i] = static_cast<uint8_t>(seed * 31 + i * 7 + (i >> 8));
+    return v;
+}
+
+inline std::vector<uint8_t> bytes_of(const std::vector<uint8_t>& v, size_t from, size_t n) {
+    return {v.begin() + static_cast<ptrdiff_t>(from), v.begin() + static_cast<ptrdiff_t>(from + n)};
+}
+
+// A request packet from the peer.
+inline wire::Headers request(uint8_t rc_op, uint32_t psn, bool ack_req = true) {
+    wire::Headers h;
+    h.opcode = wire::opcode::make(wire::Transport::RC, rc_op);
+    h.psn = psn & wire::kPsnMask;
+    h.ack_req = ack_req;
+    return h;
+}
+
+// An ACKNOWLEDGE (or NAK, RNR NAK) from the peer.
+inline wire::Headers ack(uint32_t psn, uint8_t syndrome = wire::aeth_ack(), uint32_t msn = 0) {
+    wire::Headers h;
+    h.opcode = wire::opcode::kRcAcknowledge;
+    h.psn = psn & wire::kPsnMask;
+    h.aeth = {syndrome, msn};
+    return h;
+}
+
+inline wire::Headers read_response(uint8_t rc_op, uint32_t psn, uint32_t msn = 1) {
+    wire::Headers h;
+    h.opcode = wire::opcode::make(wire::Transport::RC, rc_op);
+    h.psn = psn & wire::kPsnMask;
+    h.aeth = {wire::aeth_ack(), msn};
+    return h;
+}
+
+inline uint8_t rc(uint8_t op) {
+    return wire::opcode::make(wire::Transport::RC, op);
+}
+
+inline uint32_t psn(uint32_t base, int64_t n) {
+    return wire::psn_add(base, n);
+}
+
+inline uint32_t ipv4(const char* text) {
+    in_addr a{};
+    ::inet_pton(AF_INET, text, &a);
+    return a.s_addr;
+}
+
+inline uint32_t sq_consumer(const Qp& qp) {
+    return qp.sq.header->consumer.load();
+}
+inline uint32_t rq_consumer(const Qp& qp) {
+    return qp.rq.header->consumer.load();
+}
+
+// 4.096 us * 2^timeout, in whole microseconds.
+inline uint64_t retransmit_timeout_us(uint8_t timeout) {
+    return (4096ull << timeout) / 1000;
+}
+
+} // namespace proto
