@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# rdma-core's own test suite (Debian's python3-pyverbs ships it) against emu0 on one emulated
+# host. Prints the ok / skipped / failed / error counts and the skip reasons, and fails on any
+# failure or error, or when fewer tests pass than MIN_OK (what the emulator passed when this
+# floor was last raised; docs/features.md lists the skips).
+# Usage: rdma_core_suite.sh RDMAEMU [MIN_OK]
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+emu_setup "$1"
+MIN_OK=${2:-96}
+
+SUITE=/usr/share/doc/rdma-core/tests
+[[ -d $SUITE ]] || fail "$SUITE not found (package python3-pyverbs; make test installs it)"
+cp -r "$SUITE" "$EMU_WORK/tests"
+gunzip -f "$EMU_WORK"/tests/*.gz
+
+emu_up 1
+log=$EMU_WORK/suite.log
+rc=0
+(cd "$EMU_WORK" && timeout 600 "$RDMAEMU" run --host 1 -- \
+    /usr/bin/python3 tests/run_tests.py --dev emu0 -v) >"$log" 2>&1 || rc=$?
+
+ran=$(grep -oE '^Ran [0-9]+ tests' "$log" | grep -oE '[0-9]+' || echo 0)
+passed=$(grep -cE '\.\.\. ok$' "$log" || true)
+skipped=$(grep -cE "\.\.\. skipped " "$log" || true)
+failed=$(grep -cE '\.\.\. FAIL$' "$log" || true)
+errors=$(grep -cE '\.\.\. ERROR$' "$log" || true)
+echo "rdma-core tests: $ran run, $passed ok, $skipped skipped, $failed failed, $errors errors (exit $rc)"
+echo "---- skip reasons"
+grep -oE "skipped '[^']*'" "$log" | sort | uniq -c | sort -rn
+if ((failed + errors)); then
+    grep -E '\.\.\. (FAIL|ERROR)$' "$log"
+    sed -n '/^=====/,$p' "$log" | head -n 200
+    fail "$failed failures and $errors errors in rdma-core's test suite"
+fi
+((ran > 0)) || { tail -n 50 "$log"; fail "the suite ran no test"; }
+((passed >= MIN_OK)) || fail "only $passed tests ok, expected at least $MIN_OK"
+ok "rdma-core's test suite: $passed ok (at least $MIN_OK), no failure, no error"
