@@ -25,6 +25,9 @@ void install_ops(EmuContext& c) {
     c.vctx.create_cq_ex = verbs::create_cq_ex;
     c.vctx.create_qp_ex = verbs::create_qp_ex;
     c.vctx.advise_mr = verbs::advise_mr;
+    c.vctx.alloc_td = verbs::alloc_td;
+    c.vctx.dealloc_td = verbs::dealloc_td;
+    c.vctx.alloc_parent_domain = verbs::alloc_parent_domain;
     c.vctx.query_rt_values = verbs::query_rt_values_ex;
 }
 

@@ -20,6 +20,10 @@ int query_rt_values_ex(ibv_context* ctx, ibv_values_ex* values);
 int advise_mr(ibv_pd* pd, ibv_advise_mr_advice advice, uint32_t flags, ibv_sge* sg_list,
               uint32_t num_sge);
 
+ibv_td* alloc_td(ibv_context* ctx, ibv_td_init_attr* attr);
+int dealloc_td(ibv_td* td);
+ibv_pd* alloc_parent_domain(ibv_context* ctx, ibv_parent_domain_init_attr* attr);
+
 int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t attr_size);
 int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
                     ibv_device_attr_ex* attr, size_t attr_size);
