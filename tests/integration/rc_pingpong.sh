@@ -2,7 +2,7 @@
 # rc_pingpong: the unmodified ibv_rc_pingpong -g 0 (rdma-core's RC SEND/RECV ping-pong) between
 # hosts 1 and 2 at message sizes 1, 4096, 64 KiB and 1 MiB (one packet, one MTU-sized message
 # ... 1024 packets), each polling and with completion events (-e); then both ends on host 1
-# (loopback through one daemon). Server on the first host, client on the second, connecting over
+# (loopback through one daemon); and path MTUs 256 and 4096 (-m) at 64 KiB. Server on the first host, client on the second, connecting over
 # TCP to 127.0.0.1 on a free port. Both ends must exit 0 and print "N iters in ... seconds".
 # (Payload contents are rc_integrity's job: rc_pingpong does not check them.)
 #
@@ -44,6 +44,10 @@ for size in 1 4096 65536 1048576; do
     pingpong 1 2 "$size"
     pingpong 1 2 "$size" -e
 done
+
+step "path MTU 256 and 4096 (segmentation at every size the port allows)"
+pingpong 1 2 65536 -m 256
+pingpong 1 2 65536 -m 4096
 
 step "both ends on host 1"
 pingpong 1 1 4096
