@@ -24,7 +24,7 @@ demo: build
 
 # The sanitizer build CI runs once: ASan+UBSan over the daemon, the library and the tests.
 sanitize:
-	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DRDMAEMU_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug"
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DRDMAEMU_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo"
 
 clean:
 	rm -rf build build-asan
