@@ -12,7 +12,10 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
+#include <sys/resource.h>
 #include <cstdio>
 #include <exception>
 
@@ -32,6 +35,11 @@ int main(int argc, char** argv) {
     log->set_level(spdlog::level::from_str(config->log_level));
     log->set_pattern("%Y-%m-%d %H:%M:%S.%e %L %v");
     log->flush_on(spdlog::level::debug);
+    // A NIC is hardware: apps that busy-poll memory (ib_write_lat does) must not starve it of
+    // the CPU. A higher scheduling weight lets it run as soon as packets or doorbells arrive.
+    if (::setpriority(PRIO_PROCESS, 0, -10) != 0)
+        log->info("running at normal priority ({}): busy-polling apps may slow the NIC down",
+                  std::strerror(errno));
 
     try {
         boost::asio::io_context io;
