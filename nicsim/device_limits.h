@@ -23,6 +23,10 @@ inline constexpr uint32_t kMaxAh = 65536;
 inline constexpr uint32_t kMaxCompChannels = 4096;
 inline constexpr uint32_t kMaxMcastGrp = 8192;
 inline constexpr uint32_t kMaxMcastQpAttach = 56;
+// Device memory (ibv_alloc_dm), all allocations together. On-chip memory is small: a
+// ConnectX-5 reports 128 KiB.
+inline constexpr uint64_t kMaxDmSize = 256 * 1024;
+inline constexpr uint32_t kMaxDmLogAlign = 12;    // a page: every allocation starts on one
 inline constexpr uint32_t kMaxMsgSize = 1u << 30; // 1 GiB
 inline constexpr int kGidTableLen = 16;
 inline constexpr int kPkeyTableLen = 1;

@@ -31,6 +31,7 @@ class DataPath {
 // Device-wide totals, checked against the device limits when objects are created.
 struct ObjectTotals {
     uint32_t pd = 0, mr = 0, cq = 0, qp = 0, srq = 0, ah = 0, comp_channel = 0;
+    uint64_t dm_bytes = 0; // device memory allocated, against limits::kMaxDmSize
 };
 
 class Nic {

@@ -25,6 +25,9 @@ void install_ops(EmuContext& c) {
     c.vctx.create_cq_ex = verbs::create_cq_ex;
     c.vctx.create_qp_ex = verbs::create_qp_ex;
     c.vctx.advise_mr = verbs::advise_mr;
+    c.vctx.alloc_dm = verbs::alloc_dm;
+    c.vctx.free_dm = verbs::free_dm;
+    c.vctx.reg_dm_mr = verbs::reg_dm_mr;
     c.vctx.alloc_td = verbs::alloc_td;
     c.vctx.dealloc_td = verbs::dealloc_td;
     c.vctx.alloc_parent_domain = verbs::alloc_parent_domain;

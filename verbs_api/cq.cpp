@@ -32,11 +32,7 @@ ibv_cq_ex* create_cq_ex(ibv_context* ctx, ibv_cq_init_attr_ex* attr) {
     ipc::PassedFds fds;
     if (int err = control(ctx).call<ipc::Op::CreateCq>(req, r, &fds)) return fail<ibv_cq_ex>(err);
     auto* ecq = new (std::nothrow) EmuCq{};
-    int err = !ecq ? ENOMEM : fds.count != 1 ? EIO : 0;
-    if (!err) {
-        err = ecq->memory.map(fds.fd[0], r.ring_bytes);
-        fds.count = 0; // map() took it
-    }
+    int err = ecq ? ecq->memory.map_reply(fds, r.ring_bytes) : ENOMEM;
     if (err) {
         fds.close_all();
         delete ecq;
@@ -87,11 +83,7 @@ VERBS_EXPORT int ibv_resize_cq(ibv_cq* cq, int cqe) {
     ipc::PassedFds fds;
     if (int err = control(cq->context).call<ipc::Op::ResizeCq>({cq->handle, cqe}, r, &fds))
         return err;
-    if (fds.count != 1) {
-        fds.close_all();
-        return EIO;
-    }
-    if (int err = ecq->memory.map(fds.fd[0], r.ring_bytes)) return err;
+    if (int err = ecq->memory.map_reply(fds, r.ring_bytes)) return err;
     ecq->ring = {static_cast<ipc::RingHeader*>(ecq->memory.data), r.cqe, sizeof(ipc::Cqe), 0};
     cq->cqe = static_cast<int>(r.cqe);
     return 0;

@@ -62,6 +62,7 @@ int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
     // Completion timestamps come from the NIC's clock: CLOCK_MONOTONIC in ns, i.e. 1 GHz.
     ex.completion_timestamp_mask = UINT64_MAX;
     ex.hca_core_clock = 1000000; // kHz
+    ex.max_dm_size = r.max_dm_size;
     std::memcpy(attr, &ex, std::min(attr_size, sizeof ex));
     return 0;
 }

@@ -50,6 +50,8 @@ struct Mapping {
     Mapping& operator=(const Mapping&) = delete;
     ~Mapping() { reset(); }
     int map(int fd, size_t len); // 0 or errno; closes fd
+    // Maps the one memfd a create reply carries (closing any other). 0 or errno.
+    int map_reply(emu::ipc::PassedFds& fds, size_t len);
     void reset();
 };
 

@@ -18,6 +18,15 @@ int Mapping::map(int fd, size_t len) {
     return 0;
 }
 
+int Mapping::map_reply(emu::ipc::PassedFds& fds, size_t len) {
+    if (fds.count != 1) {
+        fds.close_all();
+        return EIO;
+    }
+    fds.count = 0; // map() takes it
+    return map(fds.fd[0], len);
+}
+
 void Mapping::reset() {
     if (data) ::munmap(data, bytes);
     data = nullptr;

@@ -54,11 +54,7 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
     ipc::PassedFds fds;
     if (int err = control(ctx).call<ipc::Op::CreateQp>(req, r, &fds)) return fail<ibv_qp>(err);
     auto* eqp = new (std::nothrow) EmuQp{};
-    int err = !eqp ? ENOMEM : fds.count != 1 ? EIO : 0;
-    if (!err) {
-        err = eqp->memory.map(fds.fd[0], r.ring_bytes);
-        fds.count = 0; // map() took it
-    }
+    int err = eqp ? eqp->memory.map_reply(fds, r.ring_bytes) : ENOMEM;
     if (err) {
         fds.close_all();
         delete eqp;

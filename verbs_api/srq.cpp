@@ -15,11 +15,7 @@ VERBS_EXPORT ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
     if (int err = control(ctx).call<ipc::Op::CreateSrq>({pd->handle, 0, attr->attr}, r, &fds))
         return fail<ibv_srq>(err);
     auto* esrq = new (std::nothrow) EmuSrq{};
-    int err = !esrq ? ENOMEM : fds.count != 1 ? EIO : 0;
-    if (!err) {
-        err = esrq->memory.map(fds.fd[0], r.ring_bytes);
-        fds.count = 0; // map() took it
-    }
+    int err = esrq ? esrq->memory.map_reply(fds, r.ring_bytes) : ENOMEM;
     if (err) {
         fds.close_all();
         delete esrq;

@@ -3,12 +3,36 @@
 #include "emu/ipc/socket_io.h"
 
 #include <cerrno>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <vector>
 
 namespace emu::ipc {
+namespace {
+
+// After fork() the children share the session's socket with their parent, as they share the
+// uverbs fd on hardware, and may call verbs on the parent's context at the same time. A POSIX
+// record lock belongs to one process (threads are the mutex's job), so holding one on the socket
+// keeps each request and its reply together; a process that dies holding it releases it.
+class ProcessLock {
+  public:
+    explicit ProcessLock(int fd) : fd_(fd) { set(F_WRLCK, F_SETLKW); }
+    ~ProcessLock() { set(F_UNLCK, F_SETLK); }
+
+  private:
+    void set(short type, int cmd) {
+        struct flock l{};
+        l.l_type = type;
+        l.l_whence = SEEK_SET;
+        while (::fcntl(fd_, cmd, &l) < 0 && errno == EINTR) {
+        }
+    }
+    int fd_;
+};
+
+} // namespace
 
 ControlClient::~ControlClient() { close(); }
 
@@ -43,6 +67,7 @@ int ControlClient::call_raw(Op op, const void* req, size_t req_len, void* reply,
     if (fds) *fds = PassedFds{};
     std::lock_guard lock(mutex_);
     if (fd_ < 0) return EIO;
+    ProcessLock process_lock(fd_);
     char out[kMaxRequest];
     Header h{kMagic, kVersion, static_cast<uint16_t>(op),
              static_cast<uint32_t>(sizeof(Header) + req_len), ++seq_};

@@ -36,6 +36,9 @@ constexpr auto make_table() {
     VERB(RegMr, reg_mr);
     VERB(ReregMr, rereg_mr);
     VERB(DeregMr, dereg_mr);
+    VERB(AllocDm, alloc_dm);
+    VERB(FreeDm, dealloc_dm);
+    VERB(RegDmMr, reg_dm_mr);
     VERB(CreateCompChannel, create_comp_channel);
     VERB(DestroyCompChannel, destroy_comp_channel);
     VERB(CreateCq, create_cq);

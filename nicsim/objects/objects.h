@@ -21,10 +21,19 @@ struct Pd {
     uint32_t users = 0;
 };
 
+// Device memory: NIC memory the app maps too (ibv_alloc_dm).
+struct Dm {
+    uint32_t handle = 0;
+    uint32_t users = 0; // MRs on it
+    uint64_t length = 0;
+    SharedMemory memory;
+};
+
 struct Mr {
     uint32_t handle = 0;
     Pd* pd = nullptr;
-    pid_t pid = 0; // the process whose memory this is
+    Dm* dm = nullptr; // an MR on device memory: pid is the NIC's own, addr in its mapping
+    pid_t pid = 0;    // the process whose memory this is
     uint64_t addr = 0;
     uint64_t length = 0;
     uint64_t iova = 0;

@@ -8,7 +8,8 @@ std::string SessionObjects::counts_json() const {
     return "{\"pd\":" + std::to_string(pds.size()) + ",\"mr\":" + std::to_string(mrs.size()) +
            ",\"cq\":" + std::to_string(cqs.size()) + ",\"qp\":" + std::to_string(qps.size()) +
            ",\"srq\":" + std::to_string(srqs.size()) + ",\"ah\":" + std::to_string(ahs.size()) +
-           ",\"comp_channel\":" + std::to_string(channels.size()) + "}";
+           ",\"comp_channel\":" + std::to_string(channels.size()) +
+           ",\"dm\":" + std::to_string(dms.size()) + "}";
 }
 
 void SessionObjects::destroy_all(Nic& nic) {
@@ -19,6 +20,7 @@ void SessionObjects::destroy_all(Nic& nic) {
     while (Cq* cq = cqs.newest()) free_cq(nic, *this, *cq);
     while (CompChannel* ch = channels.newest()) free_comp_channel(nic, *this, *ch);
     while (Mr* mr = mrs.newest()) free_mr(nic, *this, *mr);
+    while (Dm* dm = dms.newest()) free_dm(nic, *this, *dm); // after the MRs on them
     while (Pd* pd = pds.newest()) free_pd(nic, *this, *pd);
 }
 

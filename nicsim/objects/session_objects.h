@@ -17,6 +17,7 @@ struct SessionObjects {
     int async_fd = -1; // where async events for this session's objects go
     HandleTable<Pd> pds;
     HandleTable<Mr> mrs;
+    HandleTable<Dm> dms;
     HandleTable<CompChannel> channels;
     HandleTable<Cq> cqs;
     HandleTable<Srq> srqs;
@@ -24,8 +25,8 @@ struct SessionObjects {
     HandleTable<Ah> ahs;
 
     size_t count() const {
-        return pds.size() + mrs.size() + channels.size() + cqs.size() + srqs.size() + qps.size() +
-               ahs.size();
+        return pds.size() + mrs.size() + dms.size() + channels.size() + cqs.size() + srqs.size() +
+               qps.size() + ahs.size();
     }
     // Object counts as JSON: {"pd":1,"mr":2,...}
     std::string counts_json() const;

@@ -13,12 +13,12 @@ ibv_wc_status resolve_local(const Nic& nic, const Pd* pd, const emu::ipc::Sge* s
         if (s.length == 0) continue;
         Mr* mr = nic.mr_by_lkey(s.lkey);
         if (!mr || mr->pd != pd) return IBV_WC_LOC_PROT_ERR;
-        // Local keys address by virtual address (the app's pointer), within the MR.
-        if (s.addr < mr->addr || s.addr + s.length > mr->addr + mr->length ||
-            s.addr + s.length < s.addr)
+        // Local keys address by the MR's iova too (rxe, mlx5): the app's pointer for an
+        // ordinary MR, from 0 for a zero-based one (device memory).
+        if (s.addr < mr->iova || s.length > mr->length || s.addr - mr->iova > mr->length - s.length)
             return IBV_WC_LOC_PROT_ERR;
         if ((mr->access & need) != need) return IBV_WC_LOC_PROT_ERR;
-        out.push_back({s.addr, s.length});
+        out.push_back({mr_address(*mr, s.addr), s.length, mr->pid});
         sum += s.length;
     }
     *total = sum;
@@ -47,7 +47,7 @@ void slice(const std::vector<DmaSegment>& sg, uint64_t offset, uint64_t len,
             continue;
         }
         uint64_t take = std::min<uint64_t>(s.length - offset, len);
-        out.push_back({s.addr + offset, take});
+        out.push_back({s.addr + offset, take, s.owner});
         len -= take;
         offset = 0;
     }

@@ -14,7 +14,7 @@ class Nic;
 struct Mr;
 struct Pd;
 
-// Resolves local SGEs (lkeys) into segments of the owner's memory. `need` is the access the
+// Resolves local SGEs (lkeys) into segments of their MRs' memory. `need` is the access the
 // operation requires of each MR (IBV_ACCESS_LOCAL_WRITE where the NIC writes into the buffer,
 // 0 to read it). Returns IBV_WC_SUCCESS or IBV_WC_LOC_PROT_ERR.
 ibv_wc_status resolve_local(const Nic& nic, const Pd* pd, const emu::ipc::Sge* sges, uint32_t n,

@@ -8,6 +8,7 @@ namespace nicsim {
 
 int query_device(VerbContext& c, const ipc::Empty&, ipc::QueryDeviceReply& r) {
     r.attr = c.nic.device().device_attr();
+    r.max_dm_size = limits::kMaxDmSize;
     return 0;
 }
 

@@ -69,7 +69,7 @@ int reg_mr(VerbContext& c, const ipc::RegMrReq& q, ipc::RegMrReply& r) {
 
 int rereg_mr(VerbContext& c, const ipc::ReregMrReq& q, ipc::ReregMrReply& r) {
     Mr* mr = c.objects.mrs.get(q.mr);
-    if (!mr) return EINVAL;
+    if (!mr || mr->dm) return EINVAL; // as ib_uverbs_rereg_mr: not an MR on device memory
     constexpr uint32_t known =
         IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS;
     if (q.flags == 0 || (q.flags & ~known)) return EINVAL;
@@ -103,6 +103,7 @@ int rereg_mr(VerbContext& c, const ipc::ReregMrReq& q, ipc::ReregMrReply& r) {
 void free_mr(Nic& nic, SessionObjects& objs, Mr& mr) {
     nic.unregister_mr(mr);
     --mr.pd->users;
+    if (mr.dm) --mr.dm->users;
     --nic.totals().mr;
     objs.mrs.erase(mr.handle);
 }

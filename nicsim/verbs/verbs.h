@@ -34,6 +34,10 @@ int reg_mr(VerbContext&, const ipc::RegMrReq&, ipc::RegMrReply&);
 int rereg_mr(VerbContext&, const ipc::ReregMrReq&, ipc::ReregMrReply&);
 int dereg_mr(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
 
+int alloc_dm(VerbContext&, const ipc::AllocDmReq&, ipc::AllocDmReply&);
+int dealloc_dm(VerbContext&, const ipc::HandleReq&, ipc::Empty&); // ibv_free_dm
+int reg_dm_mr(VerbContext&, const ipc::RegDmMrReq&, ipc::RegMrReply&);
+
 int create_comp_channel(VerbContext&, const ipc::Empty&, ipc::HandleReply&);
 int destroy_comp_channel(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
 int create_cq(VerbContext&, const ipc::CreateCqReq&, ipc::CreateCqReply&);
@@ -56,6 +60,7 @@ int destroy_ah(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
 // The object-freeing halves of the destroy verbs, for session teardown too.
 void free_pd(Nic&, SessionObjects&, Pd&);
 void free_mr(Nic&, SessionObjects&, Mr&);
+void free_dm(Nic&, SessionObjects&, Dm&);
 void free_comp_channel(Nic&, SessionObjects&, CompChannel&);
 void free_cq(Nic&, SessionObjects&, Cq&);
 void free_qp(Nic&, SessionObjects&, Qp&);

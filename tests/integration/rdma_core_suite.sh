@@ -7,7 +7,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 emu_setup "$1"
-MIN_OK=${2:-96}
+MIN_OK=${2:-115}
 
 SUITE=/usr/share/doc/rdma-core/tests
 [[ -d $SUITE ]] || fail "$SUITE not found (package python3-pyverbs; make test installs it)"
@@ -17,11 +17,12 @@ gunzip -f "$EMU_WORK"/tests/*.gz
 emu_up 1
 log=$EMU_WORK/suite.log
 rc=0
-(cd "$EMU_WORK" && timeout 600 "$RDMAEMU" run --host 1 -- \
+# Python's warnings would split a test's "... ok" over two lines.
+(cd "$EMU_WORK" && PYTHONWARNINGS=ignore timeout 600 "$RDMAEMU" run --host 1 -- \
     /usr/bin/python3 tests/run_tests.py --dev emu0 -v) >"$log" 2>&1 || rc=$?
 
 ran=$(grep -oE '^Ran [0-9]+ tests' "$log" | grep -oE '[0-9]+' || echo 0)
-passed=$(grep -cE '\.\.\. ok$' "$log" || true)
+passed=$(grep -cE '(\.\.\. |^)ok$' "$log" || true) # a test's own output can split its line
 skipped=$(grep -cE "\.\.\. skipped " "$log" || true)
 failed=$(grep -cE '\.\.\. FAIL$' "$log" || true)
 errors=$(grep -cE '\.\.\. ERROR$' "$log" || true)

@@ -46,13 +46,16 @@ struct Sent {
 };
 
 // DMA within this process: segment addresses are plain pointers here. `fail` makes every
-// transfer fault (memory unmapped since registration).
+// transfer fault (memory unmapped since registration). `owners` records, per segment, the
+// process the engines meant.
 class FakeDma final : public nicsim::DmaEngine {
   public:
-    int read(pid_t, std::span<const nicsim::DmaSegment> src, uint8_t* dst, size_t len) override {
+    int read(pid_t owner, std::span<const nicsim::DmaSegment> src, uint8_t* dst,
+             size_t len) override {
         if (fail) return EFAULT;
         size_t done = 0;
         for (const nicsim::DmaSegment& s : src) {
+            owners.push_back(s.owner ? s.owner : owner);
             CHECK(done + s.length <= len);
             if (done + s.length > len) return EINVAL;
             std::memcpy(dst + done, reinterpret_cast<const void*>(s.addr), s.length);
@@ -62,11 +65,12 @@ class FakeDma final : public nicsim::DmaEngine {
         ++reads;
         return 0;
     }
-    int write(pid_t, std::span<const nicsim::DmaSegment> dst, const uint8_t* src,
+    int write(pid_t owner, std::span<const nicsim::DmaSegment> dst, const uint8_t* src,
               size_t len) override {
         if (fail) return EFAULT;
         size_t done = 0;
         for (const nicsim::DmaSegment& s : dst) {
+            owners.push_back(s.owner ? s.owner : owner);
             CHECK(done + s.length <= len);
             if (done + s.length > len) return EINVAL;
             std::memcpy(reinterpret_cast<void*>(s.addr), src + done, s.length);
@@ -78,6 +82,7 @@ class FakeDma final : public nicsim::DmaEngine {
     }
     bool fail = false;
     int reads = 0, writes = 0;
+    std::vector<pid_t> owners;
 };
 
 struct AsyncEvent {
@@ -253,6 +258,21 @@ class Rig {
         q.iova = iova ? iova : q.addr;
         ipc::RegMrReply r{};
         REQUIRE(nicsim::reg_mr(ctx, q, r) == 0);
+        return *objects.mrs.get(r.handle);
+    }
+
+    // Device memory (ibv_alloc_dm) and a zero-based MR on it (ibv_reg_dm_mr).
+    nicsim::Dm& alloc_dm(uint64_t len) {
+        ipc::AllocDmReq q{len, 0, 0};
+        ipc::AllocDmReply r{};
+        REQUIRE(nicsim::alloc_dm(ctx, q, r) == 0);
+        ctx.pass_fds.clear(); // the memfd the library would map
+        return *objects.dms.get(r.handle);
+    }
+    Mr& reg_dm_mr(const nicsim::Dm& dm, uint64_t offset, uint64_t len, uint32_t access) {
+        ipc::RegDmMrReq q{pd, dm.handle, access | IBV_ACCESS_ZERO_BASED, 0, offset, len};
+        ipc::RegMrReply r{};
+        REQUIRE(nicsim::reg_dm_mr(ctx, q, r) == 0);
         return *objects.mrs.get(r.handle);
     }
 

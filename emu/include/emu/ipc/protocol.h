@@ -49,6 +49,9 @@ enum class Op : uint16_t {
     CreateAh,
     DestroyAh,
     Status,
+    AllocDm,
+    FreeDm,
+    RegDmMr,
     Count, // not an op: one past the last
 };
 
@@ -92,6 +95,7 @@ struct HelloReply {
 
 struct QueryDeviceReply {
     ibv_device_attr attr;
+    uint64_t max_dm_size; // ibv_device_attr_ex's: device memory the NIC offers, in bytes
 };
 
 struct QueryPortReq {
@@ -141,6 +145,30 @@ struct RegMrReply {
     uint32_t lkey;
     uint32_t rkey;
     uint32_t reserved;
+};
+
+// Device memory (ibv_alloc_dm) is NIC memory: a memfd the NIC maps, sent with the reply for
+// the library to map too, so ibv_memcpy_to/from_dm are plain loads and stores.
+struct AllocDmReq {
+    uint64_t length;
+    uint32_t log_align_req;
+    uint32_t comp_mask;
+};
+struct AllocDmReply { // with the memfd
+    uint32_t handle;
+    uint32_t reserved;
+    uint64_t map_bytes; // the memfd's size: length rounded up to whole pages
+};
+
+// An MR on device memory, always zero-based (IBV_ACCESS_ZERO_BASED): its addresses run from
+// 0 to length, at dm_offset into the DM.
+struct RegDmMrReq {
+    uint32_t pd;
+    uint32_t dm;
+    uint32_t access;
+    uint32_t reserved;
+    uint64_t dm_offset;
+    uint64_t length;
 };
 
 struct ReregMrReq {
@@ -294,6 +322,9 @@ EMU_IPC_OP(DestroySrq, HandleReq, Empty)
 EMU_IPC_OP(CreateAh, CreateAhReq, HandleReply)
 EMU_IPC_OP(DestroyAh, HandleReq, Empty)
 EMU_IPC_OP(Status, Empty, Empty) // the reply body is JSON text
+EMU_IPC_OP(AllocDm, AllocDmReq, AllocDmReply)
+EMU_IPC_OP(FreeDm, HandleReq, Empty)
+EMU_IPC_OP(RegDmMr, RegDmMrReq, RegMrReply)
 #undef EMU_IPC_OP
 
 // Size of an op's request body as it travels (Empty travels as zero bytes).
