@@ -11,7 +11,6 @@
 
 namespace nicsim {
 
-struct Mr;
 
 // A send WQE taken from the SQ, with its local buffers resolved against their MRs.
 struct SendOp {
@@ -68,7 +67,7 @@ struct ResponseJob {
     uint32_t psn = 0; // of the next packet
     // Read
     uint32_t first_psn = 0, last_psn = 0;
-    Mr* mr = nullptr;
+    uint32_t rkey = 0;      // looked up per packet: the MR may go away meanwhile
     uint64_t va = 0;        // of the next byte
     uint64_t remaining = 0; // bytes
     // Ack / AtomicAck
@@ -84,7 +83,7 @@ struct ResponderState {
     uint32_t in_opcode_class = 0; // 0 none, else the operation class (kSend or kWrite) of its FIRST
     bool have_recv = false;
     RecvOp recv;
-    Mr* write_mr = nullptr;
+    uint32_t write_rkey = 0;
     uint64_t write_va = 0;
     uint64_t write_remaining = 0;
     uint64_t write_length = 0;

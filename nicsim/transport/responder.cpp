@@ -163,17 +163,14 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
                    size_t len) {
     ResponderState& s = qp.resp;
     if (wire::has(h.opcode, wire::kHasReth)) {
-        s.write_mr = nullptr;
+        s.write_rkey = h.reth.rkey;
         s.write_va = h.reth.va;
         s.write_remaining = s.write_length = h.reth.length;
-        if (h.reth.length) {
-            s.write_mr = check_remote(env.nic(), qp.pd, h.reth.rkey, h.reth.va, h.reth.length,
-                                      IBV_ACCESS_REMOTE_WRITE);
-            if (!s.write_mr) {
-                fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
-                      IBV_EVENT_QP_ACCESS_ERR);
-                return false;
-            }
+        if (h.reth.length && !check_remote(env.nic(), qp.pd, h.reth.rkey, h.reth.va,
+                                           h.reth.length, IBV_ACCESS_REMOTE_WRITE)) {
+            fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
+                  IBV_EVENT_QP_ACCESS_ERR);
+            return false;
         }
     }
     bool last = wire::has_any(h.opcode, wire::kLast);
@@ -185,8 +182,11 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
     // WRITE with immediate consumes a receive WQE: find one before touching memory.
     if (last && wire::has(h.opcode, wire::kNeedsRecvWqe) && !need_recv(env, qp, h)) return false;
     if (len) {
-        DmaSegment seg{mr_address(*s.write_mr, s.write_va), len};
-        if (env.dma().write(s.write_mr->pid, {&seg, 1}, payload, len) != 0) {
+        // Looked up again for every packet: the MR may have been deregistered meanwhile.
+        Mr* mr = check_remote(env.nic(), qp.pd, s.write_rkey, s.write_va, len,
+                              IBV_ACCESS_REMOTE_WRITE);
+        DmaSegment seg{mr ? mr_address(*mr, s.write_va) : 0, len, mr ? mr->pid : 0};
+        if (!mr || env.dma().write(qp.pid, {&seg, 1}, payload, len) != 0) {
             fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                   IBV_EVENT_QP_ACCESS_ERR);
             return false;
@@ -216,21 +216,17 @@ const ReplayEntry* replayed(const Qp& qp, uint32_t psn) {
 // Queues the READ responses; returns false when the request was refused.
 bool start_read(TransportEnv& env, Qp& qp, const wire::Headers& h, uint32_t first_psn,
                 uint32_t npkts) {
-    Mr* mr = nullptr;
-    if (h.reth.length) {
-        mr = check_remote(env.nic(), qp.pd, h.reth.rkey, h.reth.va, h.reth.length,
-                          IBV_ACCESS_REMOTE_READ);
-        if (!mr) {
-            fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
-                  IBV_EVENT_QP_ACCESS_ERR);
-            return false;
-        }
+    if (h.reth.length && !check_remote(env.nic(), qp.pd, h.reth.rkey, h.reth.va,
+                                       h.reth.length, IBV_ACCESS_REMOTE_READ)) {
+        fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
+              IBV_EVENT_QP_ACCESS_ERR);
+        return false;
     }
     ResponseJob job;
     job.kind = ResponseJob::Kind::Read;
     job.psn = job.first_psn = first_psn;
     job.last_psn = psn_add(first_psn, npkts - 1);
-    job.mr = mr;
+    job.rkey = h.reth.rkey;
     job.va = h.reth.va;
     job.remaining = h.reth.length;
     qp.resp.responses.push_back(job);
@@ -447,12 +443,14 @@ bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
         h.aeth = {wire::aeth_ack(), s.msn & wire::kPsnMask};
         size_t len = static_cast<size_t>(std::min<uint64_t>(mtu, job.remaining));
         if (len) {
-            DmaSegment seg{mr_address(*job.mr, job.va), len};
-            if (env.dma().read(job.mr->pid, {&seg, 1}, buf + wire::header_length(h.opcode),
-                               len) != 0) {
+            // Looked up again for every packet: the MR may have been deregistered meanwhile.
+            Mr* mr = check_remote(env.nic(), qp.pd, job.rkey, job.va, len, IBV_ACCESS_REMOTE_READ);
+            DmaSegment seg{mr ? mr_address(*mr, job.va) : 0, len, mr ? mr->pid : 0};
+            if (!mr ||
+                env.dma().read(qp.pid, {&seg, 1}, buf + wire::header_length(h.opcode), len) != 0) {
                 s.responses.clear();
-                fatal(env, qp, h, wire::NakCode::RemoteOperationalError, IBV_WC_REM_OP_ERR,
-                      IBV_EVENT_QP_FATAL);
+                fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
+                      IBV_EVENT_QP_ACCESS_ERR);
                 return false;
             }
         }

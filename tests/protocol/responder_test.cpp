@@ -749,3 +749,30 @@ TEST_CASE("responder: a fatal error behind READ responses: responses, then the N
     REQUIRE(rig.env.events.size() == 1);
     CHECK(rig.env.events[0].type == IBV_EVENT_QP_ACCESS_ERR);
 }
+
+// The rkey is looked up again for every packet of a multi-packet WRITE: an MR deregistered
+// between packets is never written through (IBA 10.6.3: access is checked at each access).
+TEST_CASE("responder: a WRITE whose MR is deregistered midway stops with a remote access error",
+          "[responder]") {
+    Rig rig;
+    QpOptions o;
+    Qp& qp = rig.create_qp(o);
+    std::vector<uint8_t> target(4096, 0xEE);
+    Mr& mr =
+        rig.reg_mr(target.data(), target.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    const uint64_t va = reinterpret_cast<uint64_t>(target.data());
+    auto data = pattern(2500, 2);
+
+    wire::Headers h = request(wire::opcode::kWriteFirst, kE, false);
+    h.reth = {va, mr.rkey, 2500};
+    rig.deliver(qp, h, data.data(), 1024);
+    REQUIRE(bytes_of(target, 0, 1024) == bytes_of(data, 0, 1024));
+    ipc::HandleReq dereg{mr.handle, 0};
+    ipc::Empty none;
+    REQUIRE(nicsim::dereg_mr(rig.ctx, dereg, none) == 0);
+
+    rig.deliver(qp, request(wire::opcode::kWriteMiddle, kE + 1, false), &data[1024], 1024);
+    CHECK(target[1024] == 0xEE); // nothing written after the deregistration
+    check_ack(rig, kE + 1, wire::aeth_nak(wire::NakCode::RemoteAccessError));
+    CHECK(qp.attr.qp_state == IBV_QPS_ERR);
+}
