@@ -47,4 +47,13 @@ void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited
         ::send(cq.channel->daemon_end.get(), &rec, sizeof rec, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
+void srq_consumed(TransportEnv& env, Srq& srq) {
+    if (srq.attr.srq_limit == 0) return;
+    uint32_t left = srq.ring.header->producer.load(std::memory_order_acquire) -
+                    srq.ring.header->consumer.load(std::memory_order_relaxed);
+    if (left >= srq.attr.srq_limit) return;
+    srq.attr.srq_limit = 0;
+    if (srq.owner) env.async_event(srq.owner->async_fd, IBV_EVENT_SRQ_LIMIT_REACHED, srq.handle);
+}
+
 } // namespace nicsim::rc

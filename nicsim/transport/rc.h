@@ -12,6 +12,7 @@ namespace nicsim {
 
 struct Qp;
 struct Cq;
+struct Srq;
 
 namespace rc {
 
@@ -34,6 +35,9 @@ void to_error(TransportEnv& env, Qp& qp);
 void flush(TransportEnv& env, Qp& qp);
 // Writes one completion; raises the CQ's event when armed for it.
 void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited);
+// A receive WQE was taken from `srq`: raises IBV_EVENT_SRQ_LIMIT_REACHED when an armed limit
+// is crossed, and disarms it (IBA 10.2.9.2).
+void srq_consumed(TransportEnv& env, Srq& srq);
 
 uint32_t mtu_bytes(const Qp& qp);
 uint32_t dest_addr(const Qp& qp); // the peer's IPv4 address (network order) from its GID

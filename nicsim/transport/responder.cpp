@@ -67,6 +67,7 @@ bool take_recv(TransportEnv& env, Qp& qp, ibv_wc_status* status) {
     emu::ipc::RecvWqe w;
     std::memcpy(&w, slot, sizeof w);
     hdr->consumer.store(consumer + 1, std::memory_order_release);
+    if (qp.srq) srq_consumed(env, *qp.srq);
     uint32_t max_sge = qp.srq ? qp.srq->attr.max_sge : qp.cap.max_recv_sge;
     RecvOp& r = qp.resp.recv;
     r = RecvOp{};

@@ -95,6 +95,7 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, const wire::Headers& 
     emu::ipc::RecvWqe w;
     std::memcpy(&w, slot, sizeof w);
     hdr->consumer.store(consumer + 1, std::memory_order_release);
+    if (qp.srq) rc::srq_consumed(env, *qp.srq);
     ibv_wc wc{};
     wc.wr_id = w.wr_id;
     wc.opcode = IBV_WC_RECV;

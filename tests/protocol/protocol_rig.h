@@ -220,6 +220,7 @@ struct QpOptions {
     uint32_t max_inline = 64;
     bool sq_sig_all = false;
     int cqe = 512;                    // of each of its CQs
+    uint32_t srq = 0;                 // receive from this SRQ (its handle) when not 0
     ibv_qp_state state = IBV_QPS_RTS; // where create_qp leaves it: RTR or RTS
 };
 
@@ -294,6 +295,7 @@ class Rig {
         q.send_cq = scq.handle;
         q.recv_cq = rcq.handle;
         q.qp_type = IBV_QPT_RC;
+        q.srq = o.srq;
         q.sq_sig_all = o.sq_sig_all;
         q.cap.max_send_wr = o.max_send_wr;
         q.cap.max_recv_wr = o.max_recv_wr;
@@ -390,9 +392,26 @@ class Rig {
         doorbell();
     }
 
+    nicsim::Srq& create_srq(uint32_t max_wr, uint32_t max_sge, uint32_t limit) {
+        ipc::CreateSrqReq q{};
+        q.pd = pd;
+        q.attr = {max_wr, max_sge, limit};
+        ipc::CreateSrqReply r{};
+        REQUIRE(nicsim::create_srq(ctx, q, r) == 0);
+        return *objects.srqs.get(r.handle);
+    }
+
+    void post_srq_recv(nicsim::Srq& srq, uint64_t wr_id, std::initializer_list<ipc::Sge> sges) {
+        post_to(srq.ring, wr_id, sges);
+    }
+
     void post_recv(Qp& qp, uint64_t wr_id, std::initializer_list<ipc::Sge> sges) {
-        uint32_t index = qp.rq.header->producer.load();
-        char* slot = qp.rq.slot(index);
+        post_to(qp.rq, wr_id, sges);
+    }
+
+    void post_to(nicsim::Ring& ring, uint64_t wr_id, std::initializer_list<ipc::Sge> sges) {
+        uint32_t index = ring.header->producer.load();
+        char* slot = ring.slot(index);
         ipc::RecvWqe w{};
         w.wr_id = wr_id;
         w.num_sge = static_cast<uint32_t>(sges.size());
@@ -402,7 +421,7 @@ class Rig {
             std::memcpy(slot + at, &s, sizeof s);
             at += sizeof s;
         }
-        qp.rq.header->producer.store(index + 1);
+        ring.header->producer.store(index + 1);
         doorbell();
     }
 
