@@ -15,8 +15,8 @@ struct Config {
     std::string socket_path; // control socket
     std::string log_file;
     std::string log_level = "info";
-    int mtu = 1024; // active MTU in bytes: 256, 512, 1024, 2048 or 4096
-    FaultConfig faults; // applied to every outgoing packet
+    int mtu = 1024;        // active MTU in bytes: 256, 512, 1024, 2048 or 4096
+    FaultConfig faults;    // applied to every outgoing packet
     std::string pcap_file; // every packet sent and received, when set
 };
 

@@ -25,15 +25,22 @@ std::string Device::address_string() const {
     return buf;
 }
 
-std::string Device::gid_string() const { return "::ffff:" + address_string(); }
+std::string Device::gid_string() const {
+    return "::ffff:" + address_string();
+}
 
 ibv_mtu Device::active_mtu() const {
     switch (config_.mtu) {
-    case 256: return IBV_MTU_256;
-    case 512: return IBV_MTU_512;
-    case 2048: return IBV_MTU_2048;
-    case 4096: return IBV_MTU_4096;
-    default: return IBV_MTU_1024;
+    case 256:
+        return IBV_MTU_256;
+    case 512:
+        return IBV_MTU_512;
+    case 2048:
+        return IBV_MTU_2048;
+    case 4096:
+        return IBV_MTU_4096;
+    default:
+        return IBV_MTU_1024;
     }
 }
 

@@ -23,9 +23,8 @@ constexpr int kTurnsPerDrain = 64; // QP turns before the loop looks at its sock
 
 Engine::Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::logger& log)
     : io_(io), nic_(nic), link_(link), log_(log), timer_(io) {
-    link_.start([this](const sockaddr_in& from, uint8_t* data, size_t len) {
-        on_packet(from, data, len);
-    });
+    link_.start(
+        [this](const sockaddr_in& from, uint8_t* data, size_t len) { on_packet(from, data, len); });
 }
 
 uint64_t Engine::now_us() {
@@ -99,11 +98,12 @@ void Engine::on_timers() {
 void Engine::async_event(int async_fd, ibv_event_type type, uint32_t handle) {
     if (async_fd < 0) return;
     emu::ipc::AsyncEventRecord rec{static_cast<uint32_t>(type), handle};
-    [[maybe_unused]] ssize_t n =
-        ::send(async_fd, &rec, sizeof rec, MSG_DONTWAIT | MSG_NOSIGNAL);
+    [[maybe_unused]] ssize_t n = ::send(async_fd, &rec, sizeof rec, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-void Engine::qp_modified(Qp& qp, ibv_qp_state from) { rc::modified(*this, qp, from); }
+void Engine::qp_modified(Qp& qp, ibv_qp_state from) {
+    rc::modified(*this, qp, from);
+}
 
 void Engine::qp_destroying(Qp& qp) {
     // Queued QPNs and deadlines of this QP find nothing once it is unregistered.
@@ -138,8 +138,7 @@ void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len) {
     // (rxe makes the same checks).
     bool type_ok = (qp->type == IBV_QPT_RC && wire::has(h.opcode, wire::kRC)) ||
                    (qp->type == IBV_QPT_UC && wire::has(h.opcode, wire::kUC));
-    if (!type_ok || from.sin_addr.s_addr != rc::dest_addr(*qp) ||
-        (h.dest_qpn != qp->qpn)) {
+    if (!type_ok || from.sin_addr.s_addr != rc::dest_addr(*qp) || (h.dest_qpn != qp->qpn)) {
         ++link_.counters().unknown_qp;
         return;
     }

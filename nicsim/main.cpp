@@ -3,8 +3,8 @@
 #include "config.h"
 #include "control/server.h"
 #include "engine.h"
-#include "net/udp_link.h"
 #include "net/roce_port.h"
+#include "net/udp_link.h"
 #include "nic.h"
 
 #include <boost/asio/io_context.hpp>
@@ -14,10 +14,10 @@
 
 #include <cerrno>
 #include <csignal>
-#include <cstring>
-#include <sys/resource.h>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <sys/resource.h>
 
 int main(int argc, char** argv) {
     auto config = nicsim::parse_args(argc, argv);

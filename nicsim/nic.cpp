@@ -33,14 +33,17 @@ Mr* Nic::mr_by_lkey(uint32_t lkey) const {
 
 uint32_t Nic::register_qp(Qp& qp) {
     if (by_qpn_.size() >= kQpnMask - kFirstQpn) return 0;
-    while (by_qpn_.count(next_qpn_)) next_qpn_ = next_qpn_ >= kQpnMask ? kFirstQpn : next_qpn_ + 1;
+    while (by_qpn_.count(next_qpn_))
+        next_qpn_ = next_qpn_ >= kQpnMask ? kFirstQpn : next_qpn_ + 1;
     qp.qpn = next_qpn_;
     by_qpn_[qp.qpn] = &qp;
     next_qpn_ = next_qpn_ >= kQpnMask ? kFirstQpn : next_qpn_ + 1;
     return qp.qpn;
 }
 
-void Nic::unregister_qp(const Qp& qp) { by_qpn_.erase(qp.qpn); }
+void Nic::unregister_qp(const Qp& qp) {
+    by_qpn_.erase(qp.qpn);
+}
 
 Qp* Nic::qp_by_qpn(uint32_t qpn) const {
     auto it = by_qpn_.find(qpn);

@@ -14,9 +14,11 @@ enum class Target { Qp, Cq, Srq, Port };
 
 Target target_of(ibv_event_type type) {
     switch (type) {
-    case IBV_EVENT_CQ_ERR: return Target::Cq;
+    case IBV_EVENT_CQ_ERR:
+        return Target::Cq;
     case IBV_EVENT_SRQ_ERR:
-    case IBV_EVENT_SRQ_LIMIT_REACHED: return Target::Srq;
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+        return Target::Srq;
     case IBV_EVENT_QP_FATAL:
     case IBV_EVENT_QP_REQ_ERR:
     case IBV_EVENT_QP_ACCESS_ERR:
@@ -24,8 +26,10 @@ Target target_of(ibv_event_type type) {
     case IBV_EVENT_SQ_DRAINED:
     case IBV_EVENT_PATH_MIG:
     case IBV_EVENT_PATH_MIG_ERR:
-    case IBV_EVENT_QP_LAST_WQE_REACHED: return Target::Qp;
-    default: return Target::Port;
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+        return Target::Qp;
+    default:
+        return Target::Port;
     }
 }
 
@@ -70,7 +74,9 @@ VERBS_EXPORT int ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
                 return 0;
             }
             break;
-        case Target::Port: event->element.port_num = static_cast<int>(rec.handle); return 0;
+        case Target::Port:
+            event->element.port_num = static_cast<int>(rec.handle);
+            return 0;
         }
     }
 }
@@ -88,9 +94,16 @@ template <typename Obj> void ack(Obj* obj, uint32_t Obj::*counter) {
 
 VERBS_EXPORT void ibv_ack_async_event(ibv_async_event* event) {
     switch (target_of(event->event_type)) {
-    case Target::Qp: ack(event->element.qp, &ibv_qp::events_completed); break;
-    case Target::Cq: ack(event->element.cq, &ibv_cq::async_events_completed); break;
-    case Target::Srq: ack(event->element.srq, &ibv_srq::events_completed); break;
-    case Target::Port: break;
+    case Target::Qp:
+        ack(event->element.qp, &ibv_qp::events_completed);
+        break;
+    case Target::Cq:
+        ack(event->element.cq, &ibv_cq::async_events_completed);
+        break;
+    case Target::Srq:
+        ack(event->element.srq, &ibv_srq::events_completed);
+        break;
+    case Target::Port:
+        break;
     }
 }

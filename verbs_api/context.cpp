@@ -87,4 +87,6 @@ VERBS_EXPORT int ibv_close_device(ibv_context* ctx) {
 }
 
 // Not supported: importing needs a context fd shared by another process's kernel uverbs.
-VERBS_EXPORT ibv_context* ibv_import_device(int) { return fail<ibv_context>(EOPNOTSUPP); }
+VERBS_EXPORT ibv_context* ibv_import_device(int) {
+    return fail<ibv_context>(EOPNOTSUPP);
+}

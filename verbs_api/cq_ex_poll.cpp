@@ -10,7 +10,9 @@ namespace ipc = emu::ipc;
 
 namespace {
 
-const ibv_wc& wc_of(ibv_cq_ex* cq) { return emu_cq(cq)->current->wc; }
+const ibv_wc& wc_of(ibv_cq_ex* cq) {
+    return emu_cq(cq)->current->wc;
+}
 
 // Loads the CQE at the ring's consumer index, or returns ENOENT (with nothing loaded).
 int load(EmuCq& c) {
@@ -52,17 +54,39 @@ void end_poll(ibv_cq_ex* cq) {
     c.poll_mutex.unlock();
 }
 
-ibv_wc_opcode read_opcode(ibv_cq_ex* cq) { return wc_of(cq).opcode; }
-uint32_t read_vendor_err(ibv_cq_ex* cq) { return wc_of(cq).vendor_err; }
-uint32_t read_byte_len(ibv_cq_ex* cq) { return wc_of(cq).byte_len; }
-__be32 read_imm_data(ibv_cq_ex* cq) { return wc_of(cq).imm_data; }
-uint32_t read_qp_num(ibv_cq_ex* cq) { return wc_of(cq).qp_num; }
-uint32_t read_src_qp(ibv_cq_ex* cq) { return wc_of(cq).src_qp; }
-unsigned int read_wc_flags(ibv_cq_ex* cq) { return wc_of(cq).wc_flags; }
-uint32_t read_slid(ibv_cq_ex* cq) { return wc_of(cq).slid; }
-uint8_t read_sl(ibv_cq_ex* cq) { return wc_of(cq).sl; }
-uint8_t read_dlid_path_bits(ibv_cq_ex* cq) { return wc_of(cq).dlid_path_bits; }
-uint64_t read_completion_ts(ibv_cq_ex* cq) { return emu_cq(cq)->current->timestamp; }
+ibv_wc_opcode read_opcode(ibv_cq_ex* cq) {
+    return wc_of(cq).opcode;
+}
+uint32_t read_vendor_err(ibv_cq_ex* cq) {
+    return wc_of(cq).vendor_err;
+}
+uint32_t read_byte_len(ibv_cq_ex* cq) {
+    return wc_of(cq).byte_len;
+}
+__be32 read_imm_data(ibv_cq_ex* cq) {
+    return wc_of(cq).imm_data;
+}
+uint32_t read_qp_num(ibv_cq_ex* cq) {
+    return wc_of(cq).qp_num;
+}
+uint32_t read_src_qp(ibv_cq_ex* cq) {
+    return wc_of(cq).src_qp;
+}
+unsigned int read_wc_flags(ibv_cq_ex* cq) {
+    return wc_of(cq).wc_flags;
+}
+uint32_t read_slid(ibv_cq_ex* cq) {
+    return wc_of(cq).slid;
+}
+uint8_t read_sl(ibv_cq_ex* cq) {
+    return wc_of(cq).sl;
+}
+uint8_t read_dlid_path_bits(ibv_cq_ex* cq) {
+    return wc_of(cq).dlid_path_bits;
+}
+uint64_t read_completion_ts(ibv_cq_ex* cq) {
+    return emu_cq(cq)->current->timestamp;
+}
 uint64_t read_completion_wallclock_ns(ibv_cq_ex* cq) {
     return emu_cq(cq)->current->wallclock_ns;
 }

@@ -14,12 +14,15 @@ namespace {
 
 bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
     switch (type) {
-    case IBV_QPT_RC: return op <= IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_SEND_WITH_INV;
+    case IBV_QPT_RC:
+        return op <= IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_SEND_WITH_INV;
     case IBV_QPT_UC:
         return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE ||
                op == IBV_WR_RDMA_WRITE_WITH_IMM;
-    case IBV_QPT_UD: return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
-    default: return false;
+    case IBV_QPT_UD:
+        return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
+    default:
+        return false;
     }
 }
 
@@ -54,7 +57,8 @@ int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
     if (inline_data) {
         // Copied now: the app may reuse its buffer as soon as this call returns.
         uint64_t total = 0;
-        for (int i = 0; i < wr.num_sge; ++i) total += wr.sg_list[i].length;
+        for (int i = 0; i < wr.num_sge; ++i)
+            total += wr.sg_list[i].length;
         if (total > q.cap.max_inline_data) return EINVAL;
         for (int i = 0; i < wr.num_sge; ++i) {
             if (wr.sg_list[i].length)
@@ -76,7 +80,8 @@ int write_recv_wqe(const ibv_recv_wr& wr, uint32_t max_sge, char* slot) {
     auto* w = reinterpret_cast<ipc::RecvWqe*>(slot);
     w->wr_id = wr.wr_id;
     w->num_sge = static_cast<uint32_t>(wr.num_sge);
-    if (wr.num_sge) std::memcpy(slot + sizeof(ipc::RecvWqe), wr.sg_list, sizeof(ibv_sge) * wr.num_sge);
+    if (wr.num_sge)
+        std::memcpy(slot + sizeof(ipc::RecvWqe), wr.sg_list, sizeof(ibv_sge) * wr.num_sge);
     return 0;
 }
 

@@ -73,12 +73,18 @@ VERBS_EXPORT ibv_device** ibv_get_device_list(int* num_devices) {
     return list;
 }
 
-VERBS_EXPORT void ibv_free_device_list(ibv_device** list) { std::free(list); }
+VERBS_EXPORT void ibv_free_device_list(ibv_device** list) {
+    std::free(list);
+}
 
-VERBS_EXPORT const char* ibv_get_device_name(ibv_device* device) { return device->name; }
+VERBS_EXPORT const char* ibv_get_device_name(ibv_device* device) {
+    return device->name;
+}
 
 VERBS_EXPORT __be64 ibv_get_device_guid(ibv_device* device) {
     return emu_device(device)->node_guid;
 }
 
-VERBS_EXPORT int ibv_get_device_index(ibv_device* device) { return emu_device(device)->index; }
+VERBS_EXPORT int ibv_get_device_index(ibv_device* device) {
+    return emu_device(device)->index;
+}

@@ -49,14 +49,13 @@ int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
     ex.phys_port_cnt_ex = r.attr.phys_port_cnt;
     // The NIC reaches app memory through process_vm_readv/writev, page by page as it goes:
     // nothing is pinned, so every MR is in effect on-demand, implicit ones included.
-    constexpr uint32_t all = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
-                             IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
-                             IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+    constexpr uint32_t all = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
+                             IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC |
+                             IBV_ODP_SUPPORT_SRQ_RECV;
     ex.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
     ex.odp_caps.per_transport_caps.rc_odp_caps = all;
-    ex.odp_caps.per_transport_caps.uc_odp_caps =
-        IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
-        IBV_ODP_SUPPORT_SRQ_RECV;
+    ex.odp_caps.per_transport_caps.uc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+                                                 IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;
     ex.odp_caps.per_transport_caps.ud_odp_caps =
         IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV;
     // Completion timestamps come from the NIC's clock: CLOCK_MONOTONIC in ns, i.e. 1 GHz.
@@ -78,7 +77,7 @@ VERBS_EXPORT int ibv_query_device(ibv_context* ctx, ibv_device_attr* attr) {
 
 // The exported form, used by binaries built before ibv_query_port became a macro: their struct
 // ends before `flags` (rdma-core's _compat_ibv_port_attr).
-VERBS_EXPORT int (ibv_query_port)(ibv_context* ctx, uint8_t port, _compat_ibv_port_attr* attr) {
+VERBS_EXPORT int(ibv_query_port)(ibv_context* ctx, uint8_t port, _compat_ibv_port_attr* attr) {
     return query_port(ctx, port, reinterpret_cast<ibv_port_attr*>(attr),
                       offsetof(ibv_port_attr, flags));
 }

@@ -17,7 +17,9 @@ struct EmuDm {
     Mapping memory;
 };
 
-EmuDm* emu_dm(ibv_dm* dm) { return reinterpret_cast<EmuDm*>(dm); }
+EmuDm* emu_dm(ibv_dm* dm) {
+    return reinterpret_cast<EmuDm*>(dm);
+}
 
 // mlx5's checks: the range inside the DM (EFAULT), offset and length multiples of 4 (EINVAL),
 // since device memory is accessed in 4-byte words.

@@ -39,7 +39,9 @@ struct ShimRing {
 inline bool ring_full(const ShimRing& r) {
     return r.index - r.header->consumer.load(std::memory_order_acquire) >= r.entries;
 }
-inline void publish(ShimRing& r) { r.header->producer.store(r.index, std::memory_order_seq_cst); }
+inline void publish(ShimRing& r) {
+    r.header->producer.store(r.index, std::memory_order_seq_cst);
+}
 
 // A shared mapping of `bytes` from a memfd the NIC sent; unmapped by the destructor.
 struct Mapping {
@@ -74,9 +76,13 @@ inline EmuContext* emu_context(ibv_context* ctx) {
                                          offsetof(verbs_context, context));
 }
 
-inline emu::ipc::ControlClient& control(ibv_context* ctx) { return emu_context(ctx)->control; }
+inline emu::ipc::ControlClient& control(ibv_context* ctx) {
+    return emu_context(ctx)->control;
+}
 
-inline EmuDevice* emu_device(ibv_device* dev) { return reinterpret_cast<EmuDevice*>(dev); }
+inline EmuDevice* emu_device(ibv_device* dev) {
+    return reinterpret_cast<EmuDevice*>(dev);
+}
 
 struct EmuCompChannel {
     ibv_comp_channel channel;
@@ -98,13 +104,17 @@ struct EmuCq {
     std::mutex poll_mutex;
     Mapping memory;
     ShimRing ring;
-    uint32_t empty_polls = 0; // consecutive polls that found nothing
+    uint32_t empty_polls = 0;               // consecutive polls that found nothing
     const emu::ipc::Cqe* current = nullptr; // the CQE an extended poll is looking at
     ibv_cq* cq() { return reinterpret_cast<ibv_cq*>(&ex); }
 };
 
-inline EmuCq* emu_cq(ibv_cq* cq) { return reinterpret_cast<EmuCq*>(cq); }
-inline EmuCq* emu_cq(ibv_cq_ex* cq) { return reinterpret_cast<EmuCq*>(cq); }
+inline EmuCq* emu_cq(ibv_cq* cq) {
+    return reinterpret_cast<EmuCq*>(cq);
+}
+inline EmuCq* emu_cq(ibv_cq_ex* cq) {
+    return reinterpret_cast<EmuCq*>(cq);
+}
 
 // Called when a poll finds nothing: apps busy-poll, and on a small machine the NIC processes
 // need the CPU to produce what the app waits for.
@@ -127,8 +137,12 @@ struct EmuQp {
     ibv_qp* qp() { return &ex.qp_base; }
 };
 
-inline EmuQp* emu_qp(ibv_qp* qp) { return reinterpret_cast<EmuQp*>(qp); }
-inline EmuQp* emu_qp(ibv_qp_ex* qp) { return reinterpret_cast<EmuQp*>(qp); }
+inline EmuQp* emu_qp(ibv_qp* qp) {
+    return reinterpret_cast<EmuQp*>(qp);
+}
+inline EmuQp* emu_qp(ibv_qp_ex* qp) {
+    return reinterpret_cast<EmuQp*>(qp);
+}
 
 // Installs the ibv_wr_* functions.
 void install_send_ops(EmuQp& qp);
@@ -143,10 +157,10 @@ struct EmuSrq {
 };
 
 // Waits (on the object's own mutex and cond) until the app has acked `reported` events.
-template <typename Obj>
-void wait_for_acks(Obj& obj, uint32_t& completed, uint32_t reported) {
+template <typename Obj> void wait_for_acks(Obj& obj, uint32_t& completed, uint32_t reported) {
     pthread_mutex_lock(&obj.mutex);
-    while (completed != reported) pthread_cond_wait(&obj.cond, &obj.mutex);
+    while (completed != reported)
+        pthread_cond_wait(&obj.cond, &obj.mutex);
     pthread_mutex_unlock(&obj.mutex);
 }
 

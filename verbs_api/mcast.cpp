@@ -4,5 +4,9 @@
 #include <cerrno>
 #include <infiniband/verbs.h>
 
-VERBS_EXPORT int ibv_attach_mcast(ibv_qp*, const ibv_gid*, uint16_t) { return EOPNOTSUPP; }
-VERBS_EXPORT int ibv_detach_mcast(ibv_qp*, const ibv_gid*, uint16_t) { return EOPNOTSUPP; }
+VERBS_EXPORT int ibv_attach_mcast(ibv_qp*, const ibv_gid*, uint16_t) {
+    return EOPNOTSUPP;
+}
+VERBS_EXPORT int ibv_detach_mcast(ibv_qp*, const ibv_gid*, uint16_t) {
+    return EOPNOTSUPP;
+}

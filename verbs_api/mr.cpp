@@ -33,13 +33,13 @@ VERBS_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uin
 }
 
 // Older binaries call these by name; newer ones reach ibv_reg_mr_iova2 through the header.
-VERBS_EXPORT ibv_mr* (ibv_reg_mr)(ibv_pd* pd, void* addr, size_t length, int access) {
+VERBS_EXPORT ibv_mr*(ibv_reg_mr)(ibv_pd* pd, void* addr, size_t length, int access) {
     return ibv_reg_mr_iova2(pd, addr, length, reinterpret_cast<uintptr_t>(addr),
                             static_cast<unsigned int>(access));
 }
 
-VERBS_EXPORT ibv_mr* (ibv_reg_mr_iova)(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
-                                     int access) {
+VERBS_EXPORT ibv_mr*(ibv_reg_mr_iova)(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
+                                      int access) {
     return ibv_reg_mr_iova2(pd, addr, length, iova, static_cast<unsigned int>(access));
 }
 
@@ -56,9 +56,13 @@ VERBS_EXPORT int ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, siz
     }
     unsigned int acc = static_cast<unsigned int>(access) & ~IBV_ACCESS_OPTIONAL_RANGE;
     uint64_t va = reinterpret_cast<uintptr_t>(addr);
-    ipc::ReregMrReq req{mr->handle, static_cast<uint32_t>(flags),
+    ipc::ReregMrReq req{mr->handle,
+                        static_cast<uint32_t>(flags),
                         (flags & IBV_REREG_MR_CHANGE_PD) ? pd->handle : 0,
-                        acc, va, length, va};
+                        acc,
+                        va,
+                        length,
+                        va};
     ipc::ReregMrReply r{};
     if (int err = control(mr->context).call<ipc::Op::ReregMr>(req, r)) {
         errno = err;
@@ -84,9 +88,13 @@ VERBS_EXPORT int ibv_dereg_mr(ibv_mr* mr) {
 VERBS_EXPORT ibv_mr* ibv_reg_dmabuf_mr(ibv_pd*, uint64_t, size_t, uint64_t, int, int) {
     return fail<ibv_mr>(EOPNOTSUPP);
 }
-VERBS_EXPORT ibv_mr* ibv_import_mr(ibv_pd*, uint32_t) { return fail<ibv_mr>(EOPNOTSUPP); }
+VERBS_EXPORT ibv_mr* ibv_import_mr(ibv_pd*, uint32_t) {
+    return fail<ibv_mr>(EOPNOTSUPP);
+}
 VERBS_EXPORT void ibv_unimport_mr(ibv_mr*) {}
-VERBS_EXPORT ibv_dm* ibv_import_dm(ibv_context*, uint32_t) { return fail<ibv_dm>(EOPNOTSUPP); }
+VERBS_EXPORT ibv_dm* ibv_import_dm(ibv_context*, uint32_t) {
+    return fail<ibv_dm>(EOPNOTSUPP);
+}
 VERBS_EXPORT void ibv_unimport_dm(ibv_dm*) {}
 
 namespace verbs {
@@ -98,8 +106,7 @@ int advise_mr(ibv_pd*, ibv_advise_mr_advice advice, uint32_t flags, ibv_sge* sg_
     if (advice != IBV_ADVISE_MR_ADVICE_PREFETCH && advice != IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
         advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
         return EOPNOTSUPP;
-    if ((flags & ~uint32_t(IBV_ADVISE_MR_FLAG_FLUSH)) || !sg_list || num_sge == 0)
-        return EINVAL;
+    if ((flags & ~uint32_t(IBV_ADVISE_MR_FLAG_FLUSH)) || !sg_list || num_sge == 0) return EINVAL;
     return 0;
 }
 

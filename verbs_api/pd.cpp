@@ -27,7 +27,9 @@ struct EmuTd {
     std::atomic<int> users{0};
 };
 
-EmuPd* emu_pd(ibv_pd* pd) { return reinterpret_cast<EmuPd*>(pd); }
+EmuPd* emu_pd(ibv_pd* pd) {
+    return reinterpret_cast<EmuPd*>(pd);
+}
 
 } // namespace
 
@@ -97,5 +99,7 @@ ibv_pd* alloc_parent_domain(ibv_context* ctx, ibv_parent_domain_init_attr* attr)
 } // namespace verbs
 
 // Importing objects needs another process's kernel context fd: not supported.
-VERBS_EXPORT ibv_pd* ibv_import_pd(ibv_context*, uint32_t) { return fail<ibv_pd>(EOPNOTSUPP); }
+VERBS_EXPORT ibv_pd* ibv_import_pd(ibv_context*, uint32_t) {
+    return fail<ibv_pd>(EOPNOTSUPP);
+}
 VERBS_EXPORT void ibv_unimport_pd(ibv_pd*) {}

@@ -21,9 +21,12 @@ uint64_t supported_send_ops(ibv_qp_type type) {
     case IBV_QPT_RC:
         return send | write | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
                IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
-    case IBV_QPT_UC: return send | write;
-    case IBV_QPT_UD: return send;
-    default: return 0;
+    case IBV_QPT_UC:
+        return send | write;
+    case IBV_QPT_UD:
+        return send;
+    default:
+        return 0;
     }
 }
 
@@ -33,8 +36,8 @@ namespace verbs {
 
 ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
     if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) return fail<ibv_qp>(EINVAL);
-    constexpr uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
-                               IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    constexpr uint32_t known =
+        IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
     if (attr->comp_mask & ~known) return fail<ibv_qp>(EOPNOTSUPP); // XRC, TSO, RSS
     if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)
         return fail<ibv_qp>(EOPNOTSUPP);
@@ -152,8 +155,7 @@ VERBS_EXPORT int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
 VERBS_EXPORT int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask,
                               ibv_qp_init_attr* init_attr) {
     ipc::QueryQpReply r{};
-    if (int err =
-            control(qp->context).call<ipc::Op::QueryQp>({qp->handle, uint32_t(attr_mask)}, r))
+    if (int err = control(qp->context).call<ipc::Op::QueryQp>({qp->handle, uint32_t(attr_mask)}, r))
         return err;
     *attr = r.attr;
     init_attr->qp_context = qp->qp_context;
@@ -190,8 +192,14 @@ VERBS_EXPORT ibv_qp_ex* ibv_qp_to_qp_ex(ibv_qp* qp) {
 }
 
 // The ordering guarantee we promise for RDMA data: none beyond what the IBA requires.
-VERBS_EXPORT int ibv_query_qp_data_in_order(ibv_qp*, ibv_wr_opcode, uint32_t) { return 0; }
+VERBS_EXPORT int ibv_query_qp_data_in_order(ibv_qp*, ibv_wr_opcode, uint32_t) {
+    return 0;
+}
 
 // Enhanced Connection Establishment is a vendor feature; the emulated device has none.
-VERBS_EXPORT int ibv_query_ece(ibv_qp*, ibv_ece*) { return EOPNOTSUPP; }
-VERBS_EXPORT int ibv_set_ece(ibv_qp*, ibv_ece*) { return EOPNOTSUPP; }
+VERBS_EXPORT int ibv_query_ece(ibv_qp*, ibv_ece*) {
+    return EOPNOTSUPP;
+}
+VERBS_EXPORT int ibv_set_ece(ibv_qp*, ibv_ece*) {
+    return EOPNOTSUPP;
+}

@@ -12,7 +12,9 @@ namespace ipc = emu::ipc;
 
 namespace {
 
-ipc::SendWqe* wqe(EmuQp& q) { return reinterpret_cast<ipc::SendWqe*>(q.batch_wqe); }
+ipc::SendWqe* wqe(EmuQp& q) {
+    return reinterpret_cast<ipc::SendWqe*>(q.batch_wqe);
+}
 
 // Starts a WQE for `opcode`, or poisons the batch. Returns nullptr when poisoned.
 ipc::SendWqe* begin(ibv_qp_ex* qpx, ibv_wr_opcode opcode) {
@@ -67,7 +69,9 @@ void wr_abort(ibv_qp_ex* qpx) {
     q.sq_mutex.unlock();
 }
 
-void wr_send(ibv_qp_ex* qpx) { begin(qpx, IBV_WR_SEND); }
+void wr_send(ibv_qp_ex* qpx) {
+    begin(qpx, IBV_WR_SEND);
+}
 
 void wr_send_imm(ibv_qp_ex* qpx, __be32 imm) {
     if (ipc::SendWqe* w = begin(qpx, IBV_WR_SEND_WITH_IMM)) w->imm_data = imm;
@@ -140,7 +144,8 @@ void wr_set_inline_data_list(ibv_qp_ex* qpx, size_t num_buf, const ibv_data_buf*
     EmuQp& q = *emu_qp(qpx);
     if (!q.batch_wqe) return poison(qpx, EINVAL);
     size_t total = 0;
-    for (size_t i = 0; i < num_buf; ++i) total += buf_list[i].length;
+    for (size_t i = 0; i < num_buf; ++i)
+        total += buf_list[i].length;
     if (total > q.cap.max_inline_data) return poison(qpx, EINVAL);
     char* out = q.batch_wqe + sizeof(ipc::SendWqe);
     for (size_t i = 0; i < num_buf; ++i) {
@@ -163,9 +168,15 @@ void wr_set_inline_data(ibv_qp_ex* qpx, void* addr, size_t length) {
 void wr_bind_mw(ibv_qp_ex* qpx, ibv_mw*, uint32_t, const ibv_mw_bind_info*) {
     poison(qpx, EOPNOTSUPP);
 }
-void wr_local_inv(ibv_qp_ex* qpx, uint32_t) { poison(qpx, EOPNOTSUPP); }
-void wr_send_tso(ibv_qp_ex* qpx, void*, uint16_t, uint16_t) { poison(qpx, EOPNOTSUPP); }
-void wr_set_xrc_srqn(ibv_qp_ex* qpx, uint32_t) { poison(qpx, EOPNOTSUPP); }
+void wr_local_inv(ibv_qp_ex* qpx, uint32_t) {
+    poison(qpx, EOPNOTSUPP);
+}
+void wr_send_tso(ibv_qp_ex* qpx, void*, uint16_t, uint16_t) {
+    poison(qpx, EOPNOTSUPP);
+}
+void wr_set_xrc_srqn(ibv_qp_ex* qpx, uint32_t) {
+    poison(qpx, EOPNOTSUPP);
+}
 void wr_atomic_write(ibv_qp_ex* qpx, uint32_t, uint64_t, const void*) {
     poison(qpx, EOPNOTSUPP);
 }

@@ -23,7 +23,7 @@ class ProcessLock {
 
   private:
     void set(short type, int cmd) {
-        struct flock l{};
+        struct flock l {};
         l.l_type = type;
         l.l_whence = SEEK_SET;
         while (::fcntl(fd_, cmd, &l) < 0 && errno == EINTR) {
@@ -34,7 +34,9 @@ class ProcessLock {
 
 } // namespace
 
-ControlClient::~ControlClient() { close(); }
+ControlClient::~ControlClient() {
+    close();
+}
 
 void ControlClient::close() {
     if (fd_ >= 0) ::close(fd_);

@@ -8,12 +8,18 @@ namespace emu::ipc {
 
 const char* describe(RequestCheck check) {
     switch (check) {
-    case RequestCheck::Ok: return "ok";
-    case RequestCheck::TooShort: return "shorter than a header";
-    case RequestCheck::BadMagic: return "bad magic";
-    case RequestCheck::BadVersion: return "unsupported protocol version";
-    case RequestCheck::UnknownOp: return "unknown op";
-    case RequestCheck::BadLength: return "length does not match the op";
+    case RequestCheck::Ok:
+        return "ok";
+    case RequestCheck::TooShort:
+        return "shorter than a header";
+    case RequestCheck::BadMagic:
+        return "bad magic";
+    case RequestCheck::BadVersion:
+        return "unsupported protocol version";
+    case RequestCheck::UnknownOp:
+        return "unknown op";
+    case RequestCheck::BadLength:
+        return "length does not match the op";
     }
     return "?";
 }

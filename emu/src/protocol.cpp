@@ -39,6 +39,8 @@ const char* op_name(Op op) {
     return i >= 1 && i <= kOps ? kTable[i - 1].name : "unknown";
 }
 
-size_t request_length(uint16_t op) { return op >= 1 && op <= kOps ? kTable[op - 1].request_length : 0; }
+size_t request_length(uint16_t op) {
+    return op >= 1 && op <= kOps ? kTable[op - 1].request_length : 0;
+}
 
 } // namespace emu::ipc

@@ -62,7 +62,8 @@ ControlServer::~ControlServer() {
 void ControlServer::shutdown() {
     boost::system::error_code ignored;
     listener_.close(ignored);
-    while (!sessions_.empty()) sessions_.begin()->second->end("daemon shutting down");
+    while (!sessions_.empty())
+        sessions_.begin()->second->end("daemon shutting down");
 }
 
 void ControlServer::accept_next() {
@@ -86,7 +87,8 @@ void ControlServer::accept_next() {
 
 std::string ControlServer::status_json() const {
     std::vector<const Session*> live;
-    for (const auto& [id, s] : sessions_) live.push_back(s.get());
+    for (const auto& [id, s] : sessions_)
+        live.push_back(s.get());
     return host_status_json(nic_, live);
 }
 

@@ -7,8 +7,8 @@
 #include <boost/asio/error.hpp>
 
 #include <cstring>
-#include <fstream>
 #include <fcntl.h>
+#include <fstream>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -30,8 +30,8 @@ std::string read_comm(pid_t pid) {
 
 Session::Session(boost::asio::io_context& io, Nic& nic, spdlog::logger& log, int sock,
                  std::function<std::string()> status, EndHandler on_end)
-    : sock_(io, sock), nic_(nic), log_(log), status_(std::move(status)),
-      on_end_(std::move(on_end)), id_(nic.next_session_id()) {
+    : sock_(io, sock), nic_(nic), log_(log), status_(std::move(status)), on_end_(std::move(on_end)),
+      id_(nic.next_session_id()) {
     ucred cred{};
     socklen_t len = sizeof cred;
     if (::getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) pid_ = cred.pid;
@@ -86,8 +86,9 @@ void Session::handle_request(const char* msg, size_t len) {
         std::string text = status_();
         return send_reply(h, 0, text.data(), text.size());
     }
-    if (!context_) return end(std::string("protocol error: ") + ipc::op_name(op) +
-                              " on a session that opened no device context");
+    if (!context_)
+        return end(std::string("protocol error: ") + ipc::op_name(op) +
+                   " on a session that opened no device context");
     dispatch_verb(*this, h, body);
 }
 
@@ -120,12 +121,12 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
     fds.emplace_back(pair[1]);
     int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (efd < 0) return errno;
-    doorbell_wait_ = std::make_unique<boost::asio::posix::stream_descriptor>(
-        sock_.get_executor(), efd);
+    doorbell_wait_ =
+        std::make_unique<boost::asio::posix::stream_descriptor>(sock_.get_executor(), efd);
     fds.emplace_back(::fcntl(efd, F_DUPFD_CLOEXEC, 0));
     UniqueFd page_fd;
-    if (int err = SharedMemory::create("rdmaemu-doorbell", ipc::kDoorbellPageSize,
-                                       doorbell_page_, page_fd))
+    if (int err = SharedMemory::create("rdmaemu-doorbell", ipc::kDoorbellPageSize, doorbell_page_,
+                                       page_fd))
         return err;
     // The NIC sleeps between kicks: every post rings the eventfd.
     static_cast<ipc::DoorbellPage*>(doorbell_page_.data())->nic_sleeping.store(1);
@@ -162,8 +163,9 @@ void Session::send_reply(const ipc::Header& req, int err, const void* body, size
     for (const UniqueFd& fd : fds)
         if (n < ipc::kMaxPassedFds) raw[n++] = fd.get();
     int rc = ipc::send_message(sock_.native_handle(), out.data(), out.size(), raw, n);
-    if (err) log_.debug("{} {} failed: {}", prefix_, ipc::op_name(static_cast<ipc::Op>(req.op)),
-                        std::strerror(err));
+    if (err)
+        log_.debug("{} {} failed: {}", prefix_, ipc::op_name(static_cast<ipc::Op>(req.op)),
+                   std::strerror(err));
     if (rc) end(std::string("reply failed: ") + std::strerror(rc));
 }
 

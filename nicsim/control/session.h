@@ -1,11 +1,11 @@
 // One control session: a client's connection, its requests and everything it owns.
 #pragma once
 
+#include "data/shared_memory.h"
 #include "emu/ipc/protocol.h"
 #include "nic.h"
 #include "objects/session_objects.h"
 #include "objects/unique_fd.h"
-#include "data/shared_memory.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -14,8 +14,8 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <vector>
 #include <sys/types.h>
+#include <vector>
 
 namespace nicsim {
 

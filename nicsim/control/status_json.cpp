@@ -28,10 +28,14 @@ namespace {
 
 const char* qp_type_name(ibv_qp_type t) {
     switch (t) {
-    case IBV_QPT_RC: return "RC";
-    case IBV_QPT_UC: return "UC";
-    case IBV_QPT_UD: return "UD";
-    default: return "?";
+    case IBV_QPT_RC:
+        return "RC";
+    case IBV_QPT_UC:
+        return "UC";
+    case IBV_QPT_UD:
+        return "UD";
+    default:
+        return "?";
     }
 }
 
@@ -69,8 +73,8 @@ std::string host_status_json(const Nic& nic, const std::vector<const Session*>& 
         if (!first) j += ",";
         first = false;
         j += "{\"session\":" + std::to_string(s->id()) + ",\"pid\":" + std::to_string(s->pid()) +
-             ",\"comm\":\"" + json_escape(s->comm()) + "\",\"kind\":\"context\",\"objects\":" +
-             s->objects().counts_json() + ",\"qps\":[";
+             ",\"comm\":\"" + json_escape(s->comm()) +
+             "\",\"kind\":\"context\",\"objects\":" + s->objects().counts_json() + ",\"qps\":[";
         bool first_qp = true;
         s->objects().qps.for_each([&](const Qp& qp) {
             if (!first_qp) j += ",";

@@ -19,8 +19,8 @@ UniqueFd bind_roce_port(in_addr address, uint16_t port) {
     if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) {
         char ip[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &address, ip, sizeof ip);
-        throw std::runtime_error(std::string("cannot bind UDP ") + ip + ":" +
-                                 std::to_string(port) + ": " + std::strerror(errno));
+        throw std::runtime_error(std::string("cannot bind UDP ") + ip + ":" + std::to_string(port) +
+                                 ": " + std::strerror(errno));
     }
     return fd;
 }

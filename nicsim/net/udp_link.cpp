@@ -39,8 +39,7 @@ UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local,
     // DF set and IP ID 0 on every packet, so the ICRC (which covers the IP header) is known.
     int pmtu = IP_PMTUDISC_DO;
     ::setsockopt(sock_.native_handle(), IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
-    if (!pcap_path.empty() && !pcap_.open(pcap_path))
-        log_.error("pcap: {}", pcap_.error());
+    if (!pcap_path.empty() && !pcap_.open(pcap_path)) log_.error("pcap: {}", pcap_.error());
 }
 
 UdpLink::~UdpLink() {
@@ -83,8 +82,8 @@ void UdpLink::receive_batch() {
         ++counters_.rx_packets;
         counters_.rx_bytes += len;
         if (pcap_.is_open()) pcap_.write_udp(from[i], self, {buffers[i], len}, PcapWriter::now());
-        emu::wire::Ipv4Flow flow{from[i].sin_addr.s_addr, local_.s_addr,
-                                 ntohs(from[i].sin_port), emu::wire::kRoceV2Port};
+        emu::wire::Ipv4Flow flow{from[i].sin_addr.s_addr, local_.s_addr, ntohs(from[i].sin_port),
+                                 emu::wire::kRoceV2Port};
         if (len < emu::wire::kIcrcLength || !emu::wire::icrc_ok(flow, buffers[i], len)) {
             ++counters_.icrc_errors; // rxe drops these too, silently
             continue;

@@ -23,7 +23,8 @@ template <typename T> class HandleTable {
     size_t size() const { return objects_.size(); }
     bool empty() const { return objects_.empty(); }
     template <typename Fn> void for_each(Fn fn) const {
-        for (const auto& [h, obj] : objects_) fn(*obj);
+        for (const auto& [h, obj] : objects_)
+            fn(*obj);
     }
     // Highest handle first: later objects may depend on earlier ones.
     T* newest() const { return objects_.empty() ? nullptr : objects_.rbegin()->second.get(); }

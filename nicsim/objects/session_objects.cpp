@@ -14,14 +14,22 @@ std::string SessionObjects::counts_json() const {
 
 void SessionObjects::destroy_all(Nic& nic) {
     // QPs first (they use CQs, SRQs and PDs), PDs last.
-    while (Qp* qp = qps.newest()) free_qp(nic, *this, *qp);
-    while (Ah* ah = ahs.newest()) free_ah(nic, *this, *ah);
-    while (Srq* srq = srqs.newest()) free_srq(nic, *this, *srq);
-    while (Cq* cq = cqs.newest()) free_cq(nic, *this, *cq);
-    while (CompChannel* ch = channels.newest()) free_comp_channel(nic, *this, *ch);
-    while (Mr* mr = mrs.newest()) free_mr(nic, *this, *mr);
-    while (Dm* dm = dms.newest()) free_dm(nic, *this, *dm); // after the MRs on them
-    while (Pd* pd = pds.newest()) free_pd(nic, *this, *pd);
+    while (Qp* qp = qps.newest())
+        free_qp(nic, *this, *qp);
+    while (Ah* ah = ahs.newest())
+        free_ah(nic, *this, *ah);
+    while (Srq* srq = srqs.newest())
+        free_srq(nic, *this, *srq);
+    while (Cq* cq = cqs.newest())
+        free_cq(nic, *this, *cq);
+    while (CompChannel* ch = channels.newest())
+        free_comp_channel(nic, *this, *ch);
+    while (Mr* mr = mrs.newest())
+        free_mr(nic, *this, *mr);
+    while (Dm* dm = dms.newest())
+        free_dm(nic, *this, *dm); // after the MRs on them
+    while (Pd* pd = pds.newest())
+        free_pd(nic, *this, *pd);
 }
 
 } // namespace nicsim

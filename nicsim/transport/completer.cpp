@@ -15,16 +15,23 @@ using wire::psn_diff;
 
 namespace {
 
-uint32_t last_psn(const SendOp& op) { return psn_add(op.first_psn, op.npkts - 1); }
+uint32_t last_psn(const SendOp& op) {
+    return psn_add(op.first_psn, op.npkts - 1);
+}
 
 ibv_wc_opcode wc_opcode(uint32_t wr_opcode) {
     switch (wr_opcode) {
     case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM: return IBV_WC_RDMA_WRITE;
-    case IBV_WR_RDMA_READ: return IBV_WC_RDMA_READ;
-    case IBV_WR_ATOMIC_CMP_AND_SWP: return IBV_WC_COMP_SWAP;
-    case IBV_WR_ATOMIC_FETCH_AND_ADD: return IBV_WC_FETCH_ADD;
-    default: return IBV_WC_SEND;
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+        return IBV_WC_RDMA_WRITE;
+    case IBV_WR_RDMA_READ:
+        return IBV_WC_RDMA_READ;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+        return IBV_WC_COMP_SWAP;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        return IBV_WC_FETCH_ADD;
+    default:
+        return IBV_WC_SEND;
     }
 }
 
@@ -112,17 +119,23 @@ void handle_nak(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     }
     ++qp.counters.naks_received;
     switch (static_cast<wire::NakCode>(s.value)) {
-    case wire::NakCode::PsnSequenceError: retransmit_once(env, qp, r.una_psn); break;
-    case wire::NakCode::InvalidRequest: fail_op_at(qp, h.psn, IBV_WC_REM_INV_REQ_ERR); break;
+    case wire::NakCode::PsnSequenceError:
+        retransmit_once(env, qp, r.una_psn);
+        break;
+    case wire::NakCode::InvalidRequest:
+        fail_op_at(qp, h.psn, IBV_WC_REM_INV_REQ_ERR);
+        break;
     case wire::NakCode::RemoteAccessError:
         fail_op_at(qp, h.psn, IBV_WC_REM_ACCESS_ERR);
         break;
-    default: fail_op_at(qp, h.psn, IBV_WC_REM_OP_ERR); break;
+    default:
+        fail_op_at(qp, h.psn, IBV_WC_REM_OP_ERR);
+        break;
     }
 }
 
-void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h,
-                          const uint8_t* payload, size_t len) {
+void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
+                          size_t len) {
     SendOp* op = pending_read(qp);
     if (!op || op->wqe.opcode != IBV_WR_RDMA_READ) return; // stale or unexpected: drop
     uint32_t mtu = mtu_bytes(qp);
@@ -266,7 +279,7 @@ void on_timer(TransportEnv& env, Qp& qp) {
         return;
     }
     if (qp.attr.retry_cnt != 7) --r.retry_left; // 7: retry forever, as rxe
-    r.rerequested = false; // the timer's retry stands for any lost one
+    r.rerequested = false;                      // the timer's retry stands for any lost one
     retransmit_from(env, qp, r.una_psn);
     arm_retransmit_timer(env, qp);
 }

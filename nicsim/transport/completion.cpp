@@ -37,8 +37,8 @@ void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited
     ring->producer.store(producer + 1, std::memory_order_seq_cst);
     // Pairs with req_notify_cq storing `notify` and then polling again (both seq_cst).
     uint32_t notify = ring->notify.load(std::memory_order_seq_cst);
-    bool wanted = notify == emu::ipc::kNotifyAny ||
-                  (notify == emu::ipc::kNotifySolicited && (solicited || wc.status != IBV_WC_SUCCESS));
+    bool wanted = notify == emu::ipc::kNotifyAny || (notify == emu::ipc::kNotifySolicited &&
+                                                     (solicited || wc.status != IBV_WC_SUCCESS));
     if (!wanted || !cq.channel) return;
     if (!ring->notify.compare_exchange_strong(notify, emu::ipc::kNotifyNone)) return;
     emu::ipc::CompEventRecord rec{cq.handle, 0};

@@ -35,7 +35,9 @@ Mr* check_remote(const Nic& nic, const Pd* pd, uint32_t rkey, uint64_t va, uint6
     return mr;
 }
 
-uint64_t mr_address(const Mr& mr, uint64_t va) { return mr.addr + (va - mr.iova); }
+uint64_t mr_address(const Mr& mr, uint64_t va) {
+    return mr.addr + (va - mr.iova);
+}
 
 void slice(const std::vector<DmaSegment>& sg, uint64_t offset, uint64_t len,
            std::vector<DmaSegment>& out) {

@@ -11,7 +11,9 @@ namespace nicsim::rc {
 
 namespace wire = emu::wire;
 
-uint32_t mtu_bytes(const Qp& qp) { return 128u << static_cast<uint32_t>(qp.attr.path_mtu); }
+uint32_t mtu_bytes(const Qp& qp) {
+    return 128u << static_cast<uint32_t>(qp.attr.path_mtu);
+}
 
 uint32_t dest_addr(const Qp& qp) {
     uint32_t addr;
@@ -55,7 +57,8 @@ void flush(TransportEnv& env, Qp& qp) {
     // their completions are visible (an app that polls one may post again at once).
     RequesterState& r = qp.req;
     std::vector<uint64_t> flushed;
-    for (const SendOp& op : r.ops) flushed.push_back(op.wqe.wr_id);
+    for (const SendOp& op : r.ops)
+        flushed.push_back(op.wqe.wr_id);
     r.ops.clear();
     r.cursor = 0;
     r.reads_outstanding = 0;
@@ -105,9 +108,14 @@ void to_error(TransportEnv& env, Qp& qp) {
 
 void doorbell(TransportEnv& env, Qp& qp) {
     switch (qp.attr.qp_state) {
-    case IBV_QPS_ERR: flush(env, qp); break;
-    case IBV_QPS_RTS: env.schedule(qp); break;
-    default: break; // work waits until the QP can send
+    case IBV_QPS_ERR:
+        flush(env, qp);
+        break;
+    case IBV_QPS_RTS:
+        env.schedule(qp);
+        break;
+    default:
+        break; // work waits until the QP can send
     }
 }
 

@@ -11,7 +11,6 @@
 
 namespace nicsim {
 
-
 // A send WQE taken from the SQ, with its local buffers resolved against their MRs.
 struct SendOp {
     emu::ipc::SendWqe wqe{};
@@ -25,7 +24,7 @@ struct SendOp {
     uint64_t response_bytes = 0;       // READ: bytes of response received
     bool done = false;                 // acknowledged (or response complete)
     ibv_wc_status status = IBV_WC_SUCCESS;
-    bool reads() const;   // READ or atomic: the responder answers with data
+    bool reads() const; // READ or atomic: the responder answers with data
     bool signaled(bool sq_sig_all) const;
 };
 
@@ -37,8 +36,8 @@ struct RequesterState {
     uint32_t una_psn = 0;     // oldest unacknowledged PSN
     uint32_t retry_left = 0;
     uint32_t rnr_left = 0;
-    uint64_t timer_at_us = 0;   // retransmit timer; 0 = stopped
-    uint64_t rnr_until_us = 0;  // RNR wait before resending; 0 = none
+    uint64_t timer_at_us = 0;  // retransmit timer; 0 = stopped
+    uint64_t rnr_until_us = 0; // RNR wait before resending; 0 = none
     uint32_t reads_outstanding = 0;
     // A READ re-requested from this PSN after a gap: later out-of-order responses (of the
     // old stream) must not trigger another request.

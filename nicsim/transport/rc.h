@@ -49,11 +49,11 @@ void send_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint8_t syndrome);
 // Completer: completes acknowledged requests in order.
 void complete_ready(TransportEnv& env, Qp& qp);
 void retransmit_from(TransportEnv& env, Qp& qp, uint32_t psn);
-void handle_response(TransportEnv& env, Qp& qp, const emu::wire::Headers& h,
-                     const uint8_t* payload, size_t len);
+void handle_response(TransportEnv& env, Qp& qp, const emu::wire::Headers& h, const uint8_t* payload,
+                     size_t len);
 // Responder.
-void handle_request(TransportEnv& env, Qp& qp, const emu::wire::Headers& h,
-                    const uint8_t* payload, size_t len);
+void handle_request(TransportEnv& env, Qp& qp, const emu::wire::Headers& h, const uint8_t* payload,
+                    size_t len);
 bool send_read_responses(TransportEnv& env, Qp& qp, int& budget);
 // Requester.
 void fetch(TransportEnv& env, Qp& qp);

@@ -35,14 +35,18 @@ bool is_atomic(uint32_t opcode) {
 bool valid_opcode(ibv_qp_type type, uint32_t op) {
     switch (op) {
     case IBV_WR_SEND:
-    case IBV_WR_SEND_WITH_IMM: return true;
+    case IBV_WR_SEND_WITH_IMM:
+        return true;
     case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM: return type == IBV_QPT_RC || type == IBV_QPT_UC;
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+        return type == IBV_QPT_RC || type == IBV_QPT_UC;
     case IBV_WR_RDMA_READ:
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
-    case IBV_WR_SEND_WITH_INV: return type == IBV_QPT_RC;
-    default: return false;
+    case IBV_WR_SEND_WITH_INV:
+        return type == IBV_QPT_RC;
+    default:
+        return false;
     }
 }
 
@@ -92,11 +96,16 @@ uint32_t packets_for(const Qp& qp, const SendOp& op) {
 wire::Operation operation_of(uint32_t opcode) {
     switch (opcode) {
     case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM: return wire::Operation::Write;
-    case IBV_WR_RDMA_READ: return wire::Operation::ReadRequest;
-    case IBV_WR_ATOMIC_CMP_AND_SWP: return wire::Operation::CompareSwap;
-    case IBV_WR_ATOMIC_FETCH_AND_ADD: return wire::Operation::FetchAdd;
-    default: return wire::Operation::Send;
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+        return wire::Operation::Write;
+    case IBV_WR_RDMA_READ:
+        return wire::Operation::ReadRequest;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+        return wire::Operation::CompareSwap;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        return wire::Operation::FetchAdd;
+    default:
+        return wire::Operation::Send;
     }
 }
 
@@ -133,7 +142,7 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
     } else if (operation == wire::Operation::CompareSwap ||
                operation == wire::Operation::FetchAdd) {
         h.opcode = *wire::opcode_for(transport, operation, wire::Position::Only);
-        h.atomic_eth = {w.remote_addr, w.rkey, 
+        h.atomic_eth = {w.remote_addr, w.rkey,
                         operation == wire::Operation::CompareSwap ? w.swap : w.compare_add,
                         operation == wire::Operation::CompareSwap ? w.compare_add : 0};
         h.ack_req = true;

@@ -16,7 +16,9 @@ using wire::psn_diff;
 
 namespace {
 
-bool is_rc(const Qp& qp) { return qp.type == IBV_QPT_RC; }
+bool is_rc(const Qp& qp) {
+    return qp.type == IBV_QPT_RC;
+}
 
 // Sends an ACK or NAK now, or queues it behind READ responses still going out.
 void respond(TransportEnv& env, Qp& qp, uint32_t psn, uint8_t syndrome) {
@@ -74,16 +76,15 @@ bool take_recv(TransportEnv& env, Qp& qp, ibv_wc_status* status) {
     r.wr_id = w.wr_id;
     qp.resp.have_recv = true;
     *status = IBV_WC_SUCCESS;
-    if (w.num_sge > max_sge ||
-        sizeof w + w.num_sge * sizeof(emu::ipc::Sge) > ring.entry_size) {
+    if (w.num_sge > max_sge || sizeof w + w.num_sge * sizeof(emu::ipc::Sge) > ring.entry_size) {
         *status = IBV_WC_LOC_LEN_ERR;
         return true;
     }
     emu::ipc::Sge sges[64];
     std::memcpy(sges, slot + sizeof w, w.num_sge * sizeof(emu::ipc::Sge));
     const Pd* pd = qp.srq ? qp.srq->pd : qp.pd;
-    *status = resolve_local(env.nic(), pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, r.local,
-                            &r.capacity);
+    *status =
+        resolve_local(env.nic(), pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, r.local, &r.capacity);
     return true;
 }
 
@@ -167,8 +168,8 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
         s.write_rkey = h.reth.rkey;
         s.write_va = h.reth.va;
         s.write_remaining = s.write_length = h.reth.length;
-        if (h.reth.length && !check_remote(env.nic(), qp.pd, h.reth.rkey, h.reth.va,
-                                           h.reth.length, IBV_ACCESS_REMOTE_WRITE)) {
+        if (h.reth.length && !check_remote(env.nic(), qp.pd, h.reth.rkey, h.reth.va, h.reth.length,
+                                           IBV_ACCESS_REMOTE_WRITE)) {
             fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                   IBV_EVENT_QP_ACCESS_ERR);
             return false;
@@ -184,8 +185,8 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
     if (last && wire::has(h.opcode, wire::kNeedsRecvWqe) && !need_recv(env, qp, h)) return false;
     if (len) {
         // Looked up again for every packet: the MR may have been deregistered meanwhile.
-        Mr* mr = check_remote(env.nic(), qp.pd, s.write_rkey, s.write_va, len,
-                              IBV_ACCESS_REMOTE_WRITE);
+        Mr* mr =
+            check_remote(env.nic(), qp.pd, s.write_rkey, s.write_va, len, IBV_ACCESS_REMOTE_WRITE);
         DmaSegment seg{mr ? mr_address(*mr, s.write_va) : 0, len, mr ? mr->pid : 0};
         if (!mr || env.dma().write(qp.pid, {&seg, 1}, payload, len) != 0) {
             fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
@@ -217,8 +218,8 @@ const ReplayEntry* replayed(const Qp& qp, uint32_t psn) {
 // Queues the READ responses; returns false when the request was refused.
 bool start_read(TransportEnv& env, Qp& qp, const wire::Headers& h, uint32_t first_psn,
                 uint32_t npkts) {
-    if (h.reth.length && !check_remote(env.nic(), qp.pd, h.reth.rkey, h.reth.va,
-                                       h.reth.length, IBV_ACCESS_REMOTE_READ)) {
+    if (h.reth.length && !check_remote(env.nic(), qp.pd, h.reth.rkey, h.reth.va, h.reth.length,
+                                       IBV_ACCESS_REMOTE_READ)) {
         fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
               IBV_EVENT_QP_ACCESS_ERR);
         return false;
@@ -298,10 +299,10 @@ void duplicate(TransportEnv& env, Qp& qp, const wire::Headers& h) {
         // requester went back to this PSN: what we still had queued from here on is stale.
         if (const ReplayEntry* e = replayed(qp, h.psn); e && !e->atomic) {
             auto& q = qp.resp.responses;
-            while (!q.empty() && psn_diff(q.back().kind == ResponseJob::Kind::Read
-                                              ? q.back().last_psn
-                                              : q.back().psn,
-                                          h.psn) >= 0)
+            while (!q.empty() &&
+                   psn_diff(q.back().kind == ResponseJob::Kind::Read ? q.back().last_psn
+                                                                     : q.back().psn,
+                            h.psn) >= 0)
                 q.pop_back();
             start_read(env, qp, h, h.psn,
                        e->npkts - static_cast<uint32_t>(psn_diff(h.psn, e->psn)));
@@ -406,16 +407,17 @@ void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uin
     s.nak_sent = false;
     s.epsn = next;
     bool first = wire::has_any(h.opcode, wire::kFirst), last = wire::has_any(h.opcode, wire::kLast);
-    if (first && !last) s.in_opcode_class = wire::opcode_mask(h.opcode) & (wire::kSend | wire::kWrite);
+    if (first && !last)
+        s.in_opcode_class = wire::opcode_mask(h.opcode) & (wire::kSend | wire::kWrite);
     if (last) {
         s.in_opcode_class = 0;
         s.msn = (s.msn + 1) & wire::kPsnMask;
     }
     if (!is_rc(qp)) return;
     if (wire::has(h.opcode, wire::kAtomic))
-        send_atomic_ack(env, qp, h.psn, s.replay[(s.replay_next + s.replay.size() - 1) %
-                                                 s.replay.size()]
-                                            .atomic_result);
+        send_atomic_ack(
+            env, qp, h.psn,
+            s.replay[(s.replay_next + s.replay.size() - 1) % s.replay.size()].atomic_result);
     else if (h.ack_req && !wire::has(h.opcode, wire::kRead))
         respond(env, qp, h.psn, wire::aeth_ack());
 }

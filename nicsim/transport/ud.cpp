@@ -1,10 +1,10 @@
 // UD: one packet per message, addressed by an AH, with a DETH (Q_Key, source QPN). No ACKs, no
 // retransmission; a receive that finds no WQE or the wrong Q_Key is dropped (IBA 9.6, 10.2.3).
+#include "ud.h"
 #include "emu/wire/psn.h"
 #include "memory_access.h"
 #include "nic.h"
 #include "objects/session_objects.h"
-#include "ud.h"
 
 #include <arpa/inet.h>
 #include <cstring>
@@ -36,8 +36,10 @@ void make_grh(uint8_t* grh, uint32_t src, uint32_t dst, size_t udp_payload_len) 
     std::memcpy(ip + 12, &src, 4);
     std::memcpy(ip + 16, &dst, 4);
     uint32_t sum = 0;
-    for (int i = 0; i < 20; i += 2) sum += (ip[i] << 8) | ip[i + 1];
-    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+    for (int i = 0; i < 20; i += 2)
+        sum += (ip[i] << 8) | ip[i + 1];
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
     uint16_t check = htons(static_cast<uint16_t>(~sum));
     std::memcpy(ip + 10, &check, 2);
 }
@@ -114,8 +116,8 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, const wire::Headers& 
         emu::ipc::Sge sges[64];
         std::memcpy(sges, slot + sizeof w, w.num_sge * sizeof(emu::ipc::Sge));
         const Pd* pd = qp.srq ? qp.srq->pd : qp.pd;
-        wc.status = resolve_local(env.nic(), pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, local,
-                                  &capacity);
+        wc.status =
+            resolve_local(env.nic(), pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, local, &capacity);
     }
     if (wc.status == IBV_WC_SUCCESS && capacity < kGrhLength + len) wc.status = IBV_WC_LOC_LEN_ERR;
     if (wc.status == IBV_WC_SUCCESS) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "emu/wire/packet.h"
+#include "qp_transport.h"
 #include "rc.h"
 
 namespace nicsim::ud {

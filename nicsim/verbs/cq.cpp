@@ -1,8 +1,8 @@
 #include "device_limits.h"
 #include "verbs.h"
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -97,8 +97,8 @@ int resize_cq(VerbContext& c, const ipc::ResizeCqReq& q, ipc::ResizeCqReply& r) 
     uint64_t in_flight = 0;
     c.objects.qps.for_each([&](const Qp& qp) {
         if (qp.send_cq != cq) return;
-        uint32_t unfetched = qp.sq.header->producer.load(std::memory_order_acquire) -
-                             qp.req.fetch_index;
+        uint32_t unfetched =
+            qp.sq.header->producer.load(std::memory_order_acquire) - qp.req.fetch_index;
         in_flight += qp.req.ops.size() + std::min(unfetched, qp.sq.entries);
     });
     if (static_cast<uint64_t>(q.cqe) < pending + in_flight) return EINVAL; // would overrun

@@ -24,7 +24,9 @@ template <typename E> uint32_t raw(const E& field) {
     return v;
 }
 
-bool valid_mtu(uint32_t mtu) { return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096; }
+bool valid_mtu(uint32_t mtu) {
+    return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096;
+}
 
 int check_values(const Device& dev, const ibv_qp_attr& a, uint32_t mask) {
     if ((mask & IBV_QP_PORT) && a.port_num != 1) return EINVAL;
@@ -103,14 +105,12 @@ int modify_qp(VerbContext& c, const ipc::ModifyQpReq& q, ipc::Empty&) {
     auto next = static_cast<ibv_qp_state>(raw_next);
     if (!emu::modify_is_ok(qp->type, cur, next, q.mask)) {
         c.log.info("{} qp#{} modify {}->{} rejected: mask {:#x} not allowed for this transition",
-                   c.prefix, qp->handle, emu::qp_state_name(cur), emu::qp_state_name(next),
-                   q.mask);
+                   c.prefix, qp->handle, emu::qp_state_name(cur), emu::qp_state_name(next), q.mask);
         return EINVAL;
     }
     if (int err = check_values(c.nic.device(), a, q.mask)) {
         c.log.info("{} qp#{} modify {}->{} rejected: attribute value out of range (mask {:#x})",
-                   c.prefix, qp->handle, emu::qp_state_name(cur), emu::qp_state_name(next),
-                   q.mask);
+                   c.prefix, qp->handle, emu::qp_state_name(cur), emu::qp_state_name(next), q.mask);
         return err;
     }
     apply(*qp, a, q.mask, next);

@@ -37,8 +37,8 @@ int create_srq(VerbContext& c, const ipc::CreateSrqReq& q, ipc::CreateSrqReply& 
     r.entries = made.ring.entries;
     r.wqe_size = made.ring.entry_size;
     r.ring_bytes = made.memory.size();
-    c.log.debug("{} srq#{} created: max_wr {} max_sge {} limit {}", c.prefix, made.handle,
-                a.max_wr, a.max_sge, a.srq_limit);
+    c.log.debug("{} srq#{} created: max_wr {} max_sge {} limit {}", c.prefix, made.handle, a.max_wr,
+                a.max_sge, a.srq_limit);
     return 0;
 }
 

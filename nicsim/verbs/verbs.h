@@ -16,8 +16,8 @@ struct VerbContext {
     Nic& nic;
     SessionObjects& objects;
     spdlog::logger& log;
-    std::string prefix; // "session#3" for log lines
-    pid_t pid;          // the session's process
+    std::string prefix;             // "session#3" for log lines
+    pid_t pid;                      // the session's process
     std::vector<UniqueFd> pass_fds; // descriptors to send with the reply
 };
 

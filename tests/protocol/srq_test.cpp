@@ -17,7 +17,8 @@ TEST_CASE("srq: SENDs to two QPs consume one SRQ, and an armed limit raises its 
     Qp& b = rig.create_qp(o);
     std::vector<uint8_t> buf(3 * 64);
     Mr& mr = rig.reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
-    for (uint64_t i = 0; i < 3; ++i) rig.post_srq_recv(srq, 10 + i, {sge(&buf[i * 64], 64, mr)});
+    for (uint64_t i = 0; i < 3; ++i)
+        rig.post_srq_recv(srq, 10 + i, {sge(&buf[i * 64], 64, mr)});
     auto data = pattern(32, 3);
 
     rig.deliver(a, request(wire::opcode::kSendOnly, kE), data.data(), data.size());

@@ -18,7 +18,9 @@ namespace {
 
 constexpr pid_t kNoProcess = 0x7fffffff; // above any pid_max
 
-uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
+uint64_t addr(const void* p) {
+    return reinterpret_cast<uint64_t>(p);
+}
 
 // A child that keeps a copy of our memory as it was at fork(), until it is destroyed.
 class Child {

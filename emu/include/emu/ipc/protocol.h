@@ -212,7 +212,7 @@ struct CreateQpReq {
     uint32_t pd;
     uint32_t send_cq;
     uint32_t recv_cq;
-    uint32_t srq; // 0: none
+    uint32_t srq;     // 0: none
     uint32_t qp_type; // enum ibv_qp_type
     uint32_t sq_sig_all;
     ibv_qp_cap cap;

@@ -85,7 +85,8 @@ inline constexpr size_t kDoorbellPageSize = 4096;
 
 constexpr uint32_t round_up_pow2(uint32_t v) {
     uint32_t p = 1;
-    while (p < v) p <<= 1;
+    while (p < v)
+        p <<= 1;
     return p;
 }
 

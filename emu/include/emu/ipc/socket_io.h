@@ -17,8 +17,7 @@ struct PassedFds {
 };
 
 // Sends one message with the given descriptors. Returns 0 or a positive errno.
-int send_message(int sock, const void* buf, size_t len, const int* fds = nullptr,
-                 size_t nfds = 0);
+int send_message(int sock, const void* buf, size_t len, const int* fds = nullptr, size_t nfds = 0);
 
 // Receives one message into buf. Returns its length (0 at end of stream) or -errno; a message
 // longer than `cap` returns -EMSGSIZE. Descriptors that came with it land in *fds
