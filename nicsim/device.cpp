@@ -57,7 +57,9 @@ ibv_device_attr Device::device_attr() const {
     a.hw_ver = kHwVer;
     a.max_qp = kMaxQp;
     a.max_qp_wr = kMaxQpWr;
-    a.device_cap_flags = IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN;
+    a.device_cap_flags = IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN |
+                         IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+    a.max_mw = kMaxMw;
     a.max_sge = kMaxSge;
     a.max_sge_rd = kMaxSge;
     a.max_cq = kMaxCq;

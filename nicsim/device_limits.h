@@ -13,6 +13,7 @@ inline constexpr uint32_t kMaxInlineData = 512;
 inline constexpr uint32_t kMaxCq = 16384;
 inline constexpr uint32_t kMaxCqe = 65536;
 inline constexpr uint32_t kMaxMr = 65536;
+inline constexpr uint32_t kMaxMw = 65536;
 inline constexpr uint64_t kMaxMrSize = 1ull << 40;
 inline constexpr uint32_t kMaxPd = 16384;
 inline constexpr uint32_t kMaxQpRdAtom = 16; // outstanding READs/atomics a QP may issue

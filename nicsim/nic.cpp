@@ -21,6 +21,30 @@ void Nic::unregister_mr(Mr& mr) {
     keys_.release(mr.rkey);
 }
 
+void Nic::register_mw(Mw& mw) {
+    mw.rkey = keys_.allocate();
+    mw_by_rkey_[mw.rkey] = &mw;
+}
+
+bool Nic::rekey_mw(Mw& mw, uint32_t rkey) {
+    if (!keys_.claim(rkey)) return false;
+    mw_by_rkey_.erase(mw.rkey);
+    keys_.release(mw.rkey);
+    mw.rkey = rkey;
+    mw_by_rkey_[rkey] = &mw;
+    return true;
+}
+
+void Nic::unregister_mw(Mw& mw) {
+    mw_by_rkey_.erase(mw.rkey);
+    keys_.release(mw.rkey);
+}
+
+Mw* Nic::mw_by_rkey(uint32_t rkey) const {
+    auto it = mw_by_rkey_.find(rkey);
+    return it == mw_by_rkey_.end() ? nullptr : it->second;
+}
+
 Mr* Nic::mr_by_rkey(uint32_t rkey) const {
     auto it = by_rkey_.find(rkey);
     return it == by_rkey_.end() ? nullptr : it->second;

@@ -30,6 +30,7 @@ class DataPath {
 
 // Device-wide totals, checked against the device limits when objects are created.
 struct ObjectTotals {
+    uint32_t mw = 0;
     uint32_t pd = 0, mr = 0, cq = 0, qp = 0, srq = 0, ah = 0, comp_channel = 0;
     uint64_t dm_bytes = 0; // device memory allocated, against limits::kMaxDmSize
 };
@@ -46,6 +47,11 @@ class Nic {
     void register_mr(Mr& mr);
     void unregister_mr(Mr& mr);
     Mr* mr_by_rkey(uint32_t rkey) const;
+    // Memory windows share the rkey space with MRs.
+    void register_mw(Mw& mw);
+    bool rekey_mw(Mw& mw, uint32_t rkey); // false when `rkey` is taken
+    void unregister_mw(Mw& mw);
+    Mw* mw_by_rkey(uint32_t rkey) const;
     Mr* mr_by_lkey(uint32_t lkey) const;
 
     // QPNs are 24-bit; 0 and 1 are the special QPs (SMI, GSI), never handed out.
@@ -63,6 +69,7 @@ class Nic {
     Device device_;
     emu::KeyAllocator keys_;
     std::unordered_map<uint32_t, Mr*> by_rkey_, by_lkey_;
+    std::unordered_map<uint32_t, Mw*> mw_by_rkey_;
     std::unordered_map<uint32_t, Qp*> by_qpn_;
     uint32_t next_qpn_ = 0x11;
     uint32_t last_session_id_ = 0;

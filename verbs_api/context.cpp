@@ -20,6 +20,9 @@ void install_ops(EmuContext& c) {
     ops.post_send = verbs::post_send;
     ops.post_recv = verbs::post_recv;
     ops.post_srq_recv = verbs::post_srq_recv;
+    ops.alloc_mw = verbs::alloc_mw;
+    ops.dealloc_mw = verbs::dealloc_mw;
+    ops.bind_mw = verbs::bind_mw;
     c.vctx.query_port = verbs::query_port;
     c.vctx.query_device_ex = verbs::query_device_ex;
     c.vctx.create_cq_ex = verbs::create_cq_ex;

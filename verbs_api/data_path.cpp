@@ -15,10 +15,11 @@ namespace {
 bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
     switch (type) {
     case IBV_QPT_RC:
-        return op <= IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_SEND_WITH_INV;
+        return op <= IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_SEND_WITH_INV ||
+               op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
     case IBV_QPT_UC:
         return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE ||
-               op == IBV_WR_RDMA_WRITE_WITH_IMM;
+               op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
     case IBV_QPT_UD:
         return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
     default:
@@ -35,7 +36,18 @@ int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
     w->wr_id = wr.wr_id;
     w->opcode = wr.opcode;
     w->send_flags = wr.send_flags;
-    w->imm_data = wr.opcode == IBV_WR_SEND_WITH_INV ? wr.invalidate_rkey : wr.imm_data;
+    w->imm_data = wr.opcode == IBV_WR_SEND_WITH_INV || wr.opcode == IBV_WR_LOCAL_INV
+                      ? wr.invalidate_rkey
+                      : wr.imm_data;
+    if (wr.opcode == IBV_WR_BIND_MW) {
+        ibv_mw* mw = wr.bind_mw.mw;
+        if (!mw || (wr.bind_mw.bind_info.mr && wr.bind_mw.bind_info.mr->pd != mw->pd))
+            return EINVAL;
+        fill_bind_wqe(*w, mw, wr.bind_mw.rkey, wr.bind_mw.bind_info);
+        mw->rkey = wr.bind_mw.rkey; // the window's rkey once the bind executes
+        return 0;
+    }
+    if (wr.opcode == IBV_WR_LOCAL_INV) return 0;
     if (q.ex.qp_base.qp_type == IBV_QPT_UD) {
         if (!wr.wr.ud.ah) return EINVAL;
         w->ah = wr.wr.ud.ah->handle;

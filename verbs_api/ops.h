@@ -2,6 +2,8 @@
 // <infiniband/verbs.h>), installed by ibv_open_device.
 #pragma once
 
+#include "emu/ipc/rings.h"
+
 #include <infiniband/verbs.h>
 
 namespace verbs {
@@ -27,6 +29,12 @@ ibv_mr* reg_dm_mr(ibv_pd* pd, ibv_dm* dm, uint64_t dm_offset, size_t length, uns
 ibv_td* alloc_td(ibv_context* ctx, ibv_td_init_attr* attr);
 int dealloc_td(ibv_td* td);
 ibv_pd* alloc_parent_domain(ibv_context* ctx, ibv_parent_domain_init_attr* attr);
+
+ibv_mw* alloc_mw(ibv_pd* pd, ibv_mw_type type);
+int dealloc_mw(ibv_mw* mw);
+int bind_mw(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* bind);
+// A BIND_MW WQE (fields as emu::ipc::SendWqe documents them).
+void fill_bind_wqe(emu::ipc::SendWqe& w, ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info& info);
 
 int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t attr_size);
 int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,

@@ -3,6 +3,7 @@
 // rings the doorbell once. An invalid call poisons the batch: ibv_wr_complete then posts none
 // of it and returns the error, as mlx5 does.
 #include "emu_objects.h"
+#include "ops.h"
 
 #include <cerrno>
 #include <cstring>
@@ -163,14 +164,22 @@ void wr_set_inline_data(ibv_qp_ex* qpx, void* addr, size_t length) {
     wr_set_inline_data_list(qpx, 1, &buf);
 }
 
-// Operations this device does not offer (memory windows, TSO, XRC, atomic write): the batch
-// fails with EOPNOTSUPP.
-void wr_bind_mw(ibv_qp_ex* qpx, ibv_mw*, uint32_t, const ibv_mw_bind_info*) {
-    poison(qpx, EOPNOTSUPP);
+void wr_bind_mw(ibv_qp_ex* qpx, ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info* info) {
+    if (!mw || !info) return poison(qpx, EINVAL);
+    if (ipc::SendWqe* w = begin(qpx, IBV_WR_BIND_MW)) {
+        uint32_t flags = w->send_flags;
+        fill_bind_wqe(*w, mw, rkey, *info);
+        w->send_flags = flags;
+        mw->rkey = rkey; // the window's rkey once the bind executes
+    }
 }
-void wr_local_inv(ibv_qp_ex* qpx, uint32_t) {
-    poison(qpx, EOPNOTSUPP);
+
+void wr_local_inv(ibv_qp_ex* qpx, uint32_t rkey) {
+    if (ipc::SendWqe* w = begin(qpx, IBV_WR_LOCAL_INV)) w->imm_data = rkey;
 }
+
+// Operations this device does not offer (TSO, XRC, atomic write): the batch fails with
+// EOPNOTSUPP.
 void wr_send_tso(ibv_qp_ex* qpx, void*, uint16_t, uint16_t) {
     poison(qpx, EOPNOTSUPP);
 }

@@ -78,6 +78,11 @@ uint32_t KeyAllocator::allocate() {
     }
 }
 
+bool KeyAllocator::claim(uint32_t key) {
+    if (key == 0 || key == 0xFFFFFFFF) return false;
+    return live_.insert(key).second;
+}
+
 bool KeyAllocator::release(uint32_t key) {
     return live_.erase(key) != 0;
 }

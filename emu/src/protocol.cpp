@@ -23,7 +23,7 @@ template <size_t... I> constexpr auto make_table(std::index_sequence<I...>) {
         "ModifyQp",  "QueryQp",     "DestroyQp",         "CreateSrq",
         "ModifySrq", "QuerySrq",    "DestroySrq",        "CreateAh",
         "DestroyAh", "Status",      "AllocDm",           "FreeDm",
-        "RegDmMr"};
+        "RegDmMr",   "AllocMw",     "DeallocMw"};
     static_assert(std::size(names) == sizeof...(I));
     return std::array<OpInfo, sizeof...(I)>{
         OpInfo{names[I], length_of<static_cast<Op>(I + 1)>()}...};

@@ -39,6 +39,8 @@ constexpr auto make_table() {
     VERB(AllocDm, alloc_dm);
     VERB(FreeDm, dealloc_dm);
     VERB(RegDmMr, reg_dm_mr);
+    VERB(AllocMw, alloc_mw);
+    VERB(DeallocMw, dealloc_mw);
     VERB(CreateCompChannel, create_comp_channel);
     VERB(DestroyCompChannel, destroy_comp_channel);
     VERB(CreateCq, create_cq);

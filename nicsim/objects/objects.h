@@ -31,6 +31,7 @@ struct Dm {
 
 struct Mr {
     uint32_t handle = 0;
+    uint32_t windows = 0; // memory windows bound to it: deregistering is EBUSY meanwhile
     Pd* pd = nullptr;
     Dm* dm = nullptr; // an MR on device memory: pid is the NIC's own, addr in its mapping
     pid_t pid = 0;    // the process whose memory this is
@@ -40,6 +41,19 @@ struct Mr {
     uint32_t access = 0;
     uint32_t lkey = 0;
     uint32_t rkey = 0;
+};
+
+// A memory window (IBA 10.6.7): remote access to part of an MR under its own rkey. Type 1 is
+// bound by ibv_bind_mw, type 2 by a BIND_MW work request and then belongs to that QP.
+struct Mw {
+    uint32_t handle = 0;
+    Pd* pd = nullptr;
+    uint32_t type = IBV_MW_TYPE_1;
+    uint32_t rkey = 0;
+    Mr* mr = nullptr; // bound to this MR; nullptr: unbound
+    uint64_t addr = 0, length = 0;
+    uint32_t access = 0;
+    uint32_t qpn = 0; // type 2: the QP it was bound through
 };
 
 struct CompChannel {

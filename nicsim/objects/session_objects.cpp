@@ -9,7 +9,7 @@ std::string SessionObjects::counts_json() const {
            ",\"cq\":" + std::to_string(cqs.size()) + ",\"qp\":" + std::to_string(qps.size()) +
            ",\"srq\":" + std::to_string(srqs.size()) + ",\"ah\":" + std::to_string(ahs.size()) +
            ",\"comp_channel\":" + std::to_string(channels.size()) +
-           ",\"dm\":" + std::to_string(dms.size()) + "}";
+           ",\"dm\":" + std::to_string(dms.size()) + ",\"mw\":" + std::to_string(mws.size()) + "}";
 }
 
 void SessionObjects::destroy_all(Nic& nic) {
@@ -24,6 +24,8 @@ void SessionObjects::destroy_all(Nic& nic) {
         free_cq(nic, *this, *cq);
     while (CompChannel* ch = channels.newest())
         free_comp_channel(nic, *this, *ch);
+    while (Mw* mw = mws.newest())
+        free_mw(nic, *this, *mw); // before the MRs they are bound to
     while (Mr* mr = mrs.newest())
         free_mr(nic, *this, *mr);
     while (Dm* dm = dms.newest())

@@ -18,6 +18,7 @@ struct SessionObjects {
     HandleTable<Pd> pds;
     HandleTable<Mr> mrs;
     HandleTable<Dm> dms;
+    HandleTable<Mw> mws;
     HandleTable<CompChannel> channels;
     HandleTable<Cq> cqs;
     HandleTable<Srq> srqs;
@@ -25,8 +26,8 @@ struct SessionObjects {
     HandleTable<Ah> ahs;
 
     size_t count() const {
-        return pds.size() + mrs.size() + dms.size() + channels.size() + cqs.size() + srqs.size() +
-               qps.size() + ahs.size();
+        return pds.size() + mrs.size() + mws.size() + dms.size() + channels.size() + cqs.size() +
+               srqs.size() + qps.size() + ahs.size();
     }
     // Object counts as JSON: {"pd":1,"mr":2,...}
     std::string counts_json() const;

@@ -1,6 +1,7 @@
 #include "memory_access.h"
 
 #include "nic.h"
+#include "objects/objects.h"
 
 namespace nicsim {
 
@@ -25,14 +26,27 @@ ibv_wc_status resolve_local(const Nic& nic, const Pd* pd, const emu::ipc::Sge* s
     return IBV_WC_SUCCESS;
 }
 
-Mr* check_remote(const Nic& nic, const Pd* pd, uint32_t rkey, uint64_t va, uint64_t len,
+namespace {
+
+bool within(uint64_t va, uint64_t len, uint64_t start, uint64_t length) {
+    return va >= start && va + len >= va && va + len <= start + length;
+}
+
+} // namespace
+
+Mr* check_remote(const Nic& nic, const Qp& qp, uint32_t rkey, uint64_t va, uint64_t len,
                  uint32_t need) {
-    Mr* mr = nic.mr_by_rkey(rkey);
-    if (!mr || mr->pd != pd) return nullptr;
-    if (!(mr->access & need)) return nullptr;
-    // Remote keys address by the MR's iova (= its address unless registered with an iova).
-    if (va < mr->iova || va + len < va || va + len > mr->iova + mr->length) return nullptr;
-    return mr;
+    if (Mr* mr = nic.mr_by_rkey(rkey)) {
+        if (mr->pd != qp.pd || !(mr->access & need)) return nullptr;
+        // Remote keys address by the MR's iova (= its address unless registered with an iova).
+        return within(va, len, mr->iova, mr->length) ? mr : nullptr;
+    }
+    // A window: its own rights and range, inside the MR's iova space; a type 2 window serves
+    // only the QP it was bound through (IBA 10.6.7.2).
+    Mw* mw = nic.mw_by_rkey(rkey);
+    if (!mw || !mw->mr || mw->pd != qp.pd || !(mw->access & need)) return nullptr;
+    if (mw->type == IBV_MW_TYPE_2 && mw->qpn != qp.qpn) return nullptr;
+    return within(va, len, mw->addr, mw->length) ? mw->mr : nullptr;
 }
 
 uint64_t mr_address(const Mr& mr, uint64_t va) {

@@ -13,6 +13,7 @@ namespace nicsim {
 class Nic;
 struct Mr;
 struct Pd;
+struct Qp;
 
 // Resolves local SGEs (lkeys) into segments of their MRs' memory. `need` is the access the
 // operation requires of each MR (IBV_ACCESS_LOCAL_WRITE where the NIC writes into the buffer,
@@ -20,9 +21,9 @@ struct Pd;
 ibv_wc_status resolve_local(const Nic& nic, const Pd* pd, const emu::ipc::Sge* sges, uint32_t n,
                             uint32_t need, std::vector<DmaSegment>& out, uint64_t* total);
 
-// The MR an rkey names, if it may be accessed at [va, va + len) with `need` (one of
-// IBV_ACCESS_REMOTE_WRITE/READ/ATOMIC) by a QP of `pd`; nullptr otherwise.
-Mr* check_remote(const Nic& nic, const Pd* pd, uint32_t rkey, uint64_t va, uint64_t len,
+// The MR an rkey names — directly, or through a memory window bound to it — if `qp` may access
+// [va, va + len) with `need` (one of IBV_ACCESS_REMOTE_WRITE/READ/ATOMIC); nullptr otherwise.
+Mr* check_remote(const Nic& nic, const Qp& qp, uint32_t rkey, uint64_t va, uint64_t len,
                  uint32_t need);
 
 // The address in the owner's memory of remote address `va` of `mr`.

@@ -3,6 +3,7 @@
 // retransmits go-back-N from a PSN when asked.
 #include "emu/wire/psn.h"
 #include "memory_access.h"
+#include "memory_windows.h"
 #include "nic.h"
 #include "rc.h"
 #include "ud.h"
@@ -28,6 +29,10 @@ using emu::wire::psn_add;
 
 namespace {
 
+bool is_local(uint32_t opcode) {
+    return opcode == IBV_WR_BIND_MW || opcode == IBV_WR_LOCAL_INV;
+}
+
 bool is_atomic(uint32_t opcode) {
     return opcode == IBV_WR_ATOMIC_CMP_AND_SWP || opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
@@ -45,6 +50,9 @@ bool valid_opcode(ibv_qp_type type, uint32_t op) {
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
     case IBV_WR_SEND_WITH_INV:
         return type == IBV_QPT_RC;
+    case IBV_WR_BIND_MW:
+    case IBV_WR_LOCAL_INV:
+        return type == IBV_QPT_RC || type == IBV_QPT_UC;
     default:
         return false;
     }
@@ -203,6 +211,15 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
     while (budget > 0 && r.cursor < r.ops.size()) {
         SendOp& op = r.ops[r.cursor];
         if (op.status != IBV_WC_SUCCESS) break; // completes (with its error) in order
+        if (is_local(op.wqe.opcode)) {
+            // Memory-window operations run on the NIC alone, in send-queue order.
+            op.status = op.wqe.opcode == IBV_WR_BIND_MW
+                            ? bind_window(env.nic(), qp, op.wqe)
+                            : invalidate_local(env.nic(), qp, op.wqe.imm_data);
+            op.started = op.done = true;
+            ++r.cursor;
+            continue;
+        }
         if (qp.type == IBV_QPT_UD) {
             op.status = ud::send(env, qp, op);
             op.started = op.done = true;

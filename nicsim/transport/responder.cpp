@@ -2,6 +2,7 @@
 // resources, length, rkey), executes them against app memory, and acknowledges.
 #include "emu/wire/psn.h"
 #include "memory_access.h"
+#include "memory_windows.h"
 #include "nic.h"
 #include "objects/session_objects.h"
 #include "rc.h"
@@ -155,6 +156,13 @@ bool execute_send(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8
     }
     r.received += len;
     if (wire::has_any(h.opcode, wire::kLast)) {
+        // SEND with invalidate: the named window stops granting access before the receive
+        // completes (IBA 10.6.7.2.4).
+        if (wire::has(h.opcode, wire::kHasIeth) && !invalidate_remote(env.nic(), qp, h.ieth_rkey)) {
+            fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
+                  IBV_EVENT_QP_REQ_ERR);
+            return false;
+        }
         ibv_wc_opcode op = IBV_WC_RECV;
         complete_recv(env, qp, h, op, static_cast<uint32_t>(r.received));
     }
@@ -168,7 +176,7 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
         s.write_rkey = h.reth.rkey;
         s.write_va = h.reth.va;
         s.write_remaining = s.write_length = h.reth.length;
-        if (h.reth.length && !check_remote(env.nic(), qp.pd, h.reth.rkey, h.reth.va, h.reth.length,
+        if (h.reth.length && !check_remote(env.nic(), qp, h.reth.rkey, h.reth.va, h.reth.length,
                                            IBV_ACCESS_REMOTE_WRITE)) {
             fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                   IBV_EVENT_QP_ACCESS_ERR);
@@ -186,7 +194,7 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
     if (len) {
         // Looked up again for every packet: the MR may have been deregistered meanwhile.
         Mr* mr =
-            check_remote(env.nic(), qp.pd, s.write_rkey, s.write_va, len, IBV_ACCESS_REMOTE_WRITE);
+            check_remote(env.nic(), qp, s.write_rkey, s.write_va, len, IBV_ACCESS_REMOTE_WRITE);
         DmaSegment seg{mr ? mr_address(*mr, s.write_va) : 0, len, mr ? mr->pid : 0};
         if (!mr || env.dma().write(qp.pid, {&seg, 1}, payload, len) != 0) {
             fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
@@ -218,7 +226,7 @@ const ReplayEntry* replayed(const Qp& qp, uint32_t psn) {
 // Queues the READ responses; returns false when the request was refused.
 bool start_read(TransportEnv& env, Qp& qp, const wire::Headers& h, uint32_t first_psn,
                 uint32_t npkts) {
-    if (h.reth.length && !check_remote(env.nic(), qp.pd, h.reth.rkey, h.reth.va, h.reth.length,
+    if (h.reth.length && !check_remote(env.nic(), qp, h.reth.rkey, h.reth.va, h.reth.length,
                                        IBV_ACCESS_REMOTE_READ)) {
         fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
               IBV_EVENT_QP_ACCESS_ERR);
@@ -243,7 +251,7 @@ bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
               IBV_EVENT_QP_REQ_ERR);
         return false;
     }
-    Mr* mr = check_remote(env.nic(), qp.pd, a.rkey, a.va, 8, IBV_ACCESS_REMOTE_ATOMIC);
+    Mr* mr = check_remote(env.nic(), qp, a.rkey, a.va, 8, IBV_ACCESS_REMOTE_ATOMIC);
     if (!mr) {
         fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
               IBV_EVENT_QP_ACCESS_ERR);
@@ -447,7 +455,7 @@ bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
         size_t len = static_cast<size_t>(std::min<uint64_t>(mtu, job.remaining));
         if (len) {
             // Looked up again for every packet: the MR may have been deregistered meanwhile.
-            Mr* mr = check_remote(env.nic(), qp.pd, job.rkey, job.va, len, IBV_ACCESS_REMOTE_READ);
+            Mr* mr = check_remote(env.nic(), qp, job.rkey, job.va, len, IBV_ACCESS_REMOTE_READ);
             DmaSegment seg{mr ? mr_address(*mr, job.va) : 0, len, mr ? mr->pid : 0};
             if (!mr ||
                 env.dma().read(qp.pid, {&seg, 1}, buf + wire::header_length(h.opcode), len) != 0) {

@@ -111,6 +111,7 @@ void free_mr(Nic& nic, SessionObjects& objs, Mr& mr) {
 int dereg_mr(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Mr* mr = c.objects.mrs.get(q.handle);
     if (!mr) return EINVAL;
+    if (mr->windows) return EBUSY; // memory windows are bound to it
     free_mr(c.nic, c.objects, *mr);
     c.log.debug("{} mr#{} deregistered", c.prefix, q.handle);
     return 0;

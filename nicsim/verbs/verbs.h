@@ -33,6 +33,8 @@ int dealloc_pd(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
 int reg_mr(VerbContext&, const ipc::RegMrReq&, ipc::RegMrReply&);
 int rereg_mr(VerbContext&, const ipc::ReregMrReq&, ipc::ReregMrReply&);
 int dereg_mr(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+int alloc_mw(VerbContext&, const ipc::AllocMwReq&, ipc::AllocMwReply&);
+int dealloc_mw(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
 
 int alloc_dm(VerbContext&, const ipc::AllocDmReq&, ipc::AllocDmReply&);
 int dealloc_dm(VerbContext&, const ipc::HandleReq&, ipc::Empty&); // ibv_free_dm
@@ -60,6 +62,7 @@ int destroy_ah(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
 // The object-freeing halves of the destroy verbs, for session teardown too.
 void free_pd(Nic&, SessionObjects&, Pd&);
 void free_mr(Nic&, SessionObjects&, Mr&);
+void free_mw(Nic&, SessionObjects&, Mw&);
 void free_dm(Nic&, SessionObjects&, Dm&);
 void free_comp_channel(Nic&, SessionObjects&, CompChannel&);
 void free_cq(Nic&, SessionObjects&, Cq&);

@@ -1,6 +1,7 @@
 // The responder: requests from the peer (SEND, WRITE, READ, atomics) checked in rxe's order,
 // executed against local memory, answered with ACKs, NAKs, READ responses and atomic ACKs.
 #include "protocol_rig.h"
+#include "transport/memory_windows.h"
 
 using namespace proto;
 
@@ -76,14 +77,41 @@ TEST_CASE("responder: an in-order SEND_ONLY lands in the posted receive", "[resp
         CHECK(wcs[0].imm_data == htonl(0xDEADBEEF)); // __be32 in ibv_wc
         check_ack(rig, kE, wire::aeth_ack());
     }
-    SECTION("with invalidate") {
+    SECTION("with invalidate: the type 2 window bound through this QP stops granting access") {
+        std::vector<uint8_t> window(256);
+        Mr& wmr =
+            rig.reg_mr(window.data(), window.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+        ipc::AllocMwReply mr_reply{};
+        REQUIRE(nicsim::alloc_mw(rig.ctx, {rig.pd, IBV_MW_TYPE_2}, mr_reply) == 0);
+        nicsim::Mw& mw = *rig.objects.mws.get(mr_reply.handle);
+        ipc::SendWqe bind{};
+        bind.opcode = IBV_WR_BIND_MW;
+        bind.ah = mw.handle;
+        bind.rkey = mw.rkey + 1; // ibv_inc_rkey
+        bind.remote_addr = reinterpret_cast<uint64_t>(window.data());
+        bind.compare_add = window.size();
+        bind.swap = wmr.handle;
+        bind.remote_qkey = IBV_ACCESS_REMOTE_WRITE;
+        REQUIRE(nicsim::bind_window(rig.nic, qp, bind) == IBV_WC_SUCCESS);
+        REQUIRE(mw.mr == &wmr);
+
         wire::Headers h = request(wire::opcode::kSendOnlyInv, kE);
-        h.ieth_rkey = 0x123456;
+        h.ieth_rkey = mw.rkey;
         rig.deliver(qp, h, data.data(), data.size());
         auto wcs = Rig::poll(*qp.recv_cq);
         REQUIRE(wcs.size() == 1);
+        CHECK(wcs[0].status == IBV_WC_SUCCESS);
         CHECK((wcs[0].wc_flags & IBV_WC_WITH_INV) != 0);
-        CHECK(wcs[0].invalidated_rkey == 0x123456);
+        CHECK(wcs[0].invalidated_rkey == mw.rkey);
+        CHECK(mw.mr == nullptr);
+        CHECK(wmr.windows == 0);
+    }
+    SECTION("with invalidate of an rkey that is no window of this QP: invalid request") {
+        wire::Headers h = request(wire::opcode::kSendOnlyInv, kE);
+        h.ieth_rkey = 0x123456;
+        rig.deliver(qp, h, data.data(), data.size());
+        check_ack(rig, kE, wire::aeth_nak(wire::NakCode::InvalidRequest));
+        CHECK(qp.attr.qp_state == IBV_QPS_ERR);
     }
     SECTION("without AckReq: delivered, not acknowledged") {
         rig.deliver(qp, request(wire::opcode::kSendOnly, kE, false), data.data(), data.size());

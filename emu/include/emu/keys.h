@@ -17,6 +17,8 @@ class KeyAllocator {
     uint32_t allocate();
     // Returns false when `key` was not live.
     bool release(uint32_t key);
+    // Takes `key` itself (a memory window's new rkey); false when it is live or reserved.
+    bool claim(uint32_t key);
     bool live(uint32_t key) const { return live_.count(key) != 0; }
     size_t size() const { return live_.size(); }
 

@@ -52,6 +52,8 @@ enum class Op : uint16_t {
     AllocDm,
     FreeDm,
     RegDmMr,
+    AllocMw,
+    DeallocMw,
     Count, // not an op: one past the last
 };
 
@@ -162,6 +164,15 @@ struct AllocDmReply { // with the memfd
 
 // An MR on device memory, always zero-based (IBV_ACCESS_ZERO_BASED): its addresses run from
 // 0 to length, at dm_offset into the DM.
+struct AllocMwReq {
+    uint32_t pd;
+    uint32_t type; // enum ibv_mw_type
+};
+struct AllocMwReply {
+    uint32_t handle;
+    uint32_t rkey;
+};
+
 struct RegDmMrReq {
     uint32_t pd;
     uint32_t dm;
@@ -325,6 +336,8 @@ EMU_IPC_OP(Status, Empty, Empty) // the reply body is JSON text
 EMU_IPC_OP(AllocDm, AllocDmReq, AllocDmReply)
 EMU_IPC_OP(FreeDm, HandleReq, Empty)
 EMU_IPC_OP(RegDmMr, RegDmMrReq, RegMrReply)
+EMU_IPC_OP(AllocMw, AllocMwReq, AllocMwReply)
+EMU_IPC_OP(DeallocMw, HandleReq, Empty)
 #undef EMU_IPC_OP
 
 // Size of an op's request body as it travels (Empty travels as zero bytes).

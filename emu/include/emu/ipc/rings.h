@@ -39,8 +39,11 @@ struct Sge {
 };
 static_assert(sizeof(Sge) == sizeof(ibv_sge));
 
-// A send work request as posted. Followed by `num_sge` Sges, or by `inline_len` bytes of data
-// when IBV_SEND_INLINE was given (copied at post time: the app may reuse its buffer at once).
+// A send work request as posted. IBV_WR_BIND_MW reuses fields: `ah` the MW's handle, `rkey`
+// its new rkey, `remote_addr`/`compare_add` the bound range's address and length, `swap` the
+// MR's handle, `remote_qkey` the window's access flags. IBV_WR_LOCAL_INV: `imm_data` the rkey.
+// Followed by `num_sge` Sges, or by `inline_len` bytes of data when IBV_SEND_INLINE was given
+// (copied at post time: the app may reuse its buffer at once).
 struct SendWqe {
     uint64_t wr_id;
     uint32_t opcode; // enum ibv_wr_opcode

@@ -1,0 +1,80 @@
+#include "memory_windows.h"
+
+#include "nic.h"
+#include "objects/session_objects.h"
+
+namespace nicsim {
+
+namespace {
+
+constexpr uint32_t kWindowAccess = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                                   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE |
+                                   IBV_ACCESS_ZERO_BASED;
+
+// A type 2 window of this QP's PD, bound through this QP (IBA C10-67: only its QP invalidates).
+Mw* own_type2(Nic& nic, Qp& qp, uint32_t rkey) {
+    Mw* mw = nic.mw_by_rkey(rkey);
+    if (!mw || mw->type != IBV_MW_TYPE_2 || mw->pd != qp.pd || !mw->mr || mw->qpn != qp.qpn)
+        return nullptr;
+    return mw;
+}
+
+} // namespace
+
+void unbind_window(Mw& mw) {
+    if (mw.mr) --mw.mr->windows;
+    mw.mr = nullptr;
+    mw.addr = mw.length = 0;
+    mw.access = 0;
+    mw.qpn = 0;
+}
+
+ibv_wc_status bind_window(Nic& nic, Qp& qp, const emu::ipc::SendWqe& w) {
+    Mw* mw = qp.owner ? qp.owner->mws.get(w.ah) : nullptr;
+    if (!mw || mw->pd != qp.pd) return IBV_WC_MW_BIND_ERR;
+    // The new rkey keeps the window's index part; only the key byte changes (ibv_inc_rkey).
+    if ((w.rkey & 0xffffff00) != (mw->rkey & 0xffffff00)) return IBV_WC_MW_BIND_ERR;
+    if (mw->type == IBV_MW_TYPE_2 && mw->mr) return IBV_WC_MW_BIND_ERR; // invalidate first
+    uint64_t length = w.compare_add;
+    Mr* mr = nullptr;
+    if (length) {
+        mr = qp.owner->mrs.get(static_cast<uint32_t>(w.swap));
+        uint32_t access = w.remote_qkey;
+        if (!mr || mr->pd != qp.pd || !(mr->access & IBV_ACCESS_MW_BIND) ||
+            (access & ~kWindowAccess))
+            return IBV_WC_MW_BIND_ERR;
+        // Remote write or atomic through a window needs local write on the MR (IBA C10-74).
+        if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+            !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+            return IBV_WC_MW_BIND_ERR;
+        if (w.remote_addr < mr->iova || w.remote_addr + length < w.remote_addr ||
+            w.remote_addr + length > mr->iova + mr->length)
+            return IBV_WC_MW_BIND_ERR;
+    }
+    if (w.rkey != mw->rkey && !nic.rekey_mw(*mw, w.rkey)) return IBV_WC_MW_BIND_ERR;
+    unbind_window(*mw);
+    if (!mr) return IBV_WC_SUCCESS; // a zero-length bind unbinds a type 1 window
+    mw->mr = mr;
+    ++mr->windows;
+    mw->addr = w.remote_addr;
+    mw->length = length;
+    mw->access = w.remote_qkey;
+    if (mw->type == IBV_MW_TYPE_2) mw->qpn = qp.qpn;
+    return IBV_WC_SUCCESS;
+}
+
+ibv_wc_status invalidate_local(Nic& nic, Qp& qp, uint32_t rkey) {
+    Mw* mw = own_type2(nic, qp, rkey);
+    if (!mw) return IBV_WC_MW_BIND_ERR;
+    unbind_window(*mw);
+    return IBV_WC_SUCCESS;
+}
+
+bool invalidate_remote(Nic& nic, Qp& qp, uint32_t rkey) {
+    Mw* mw = own_type2(nic, qp, rkey);
+    if (!mw) return false;
+    unbind_window(*mw);
+    return true;
+}
+
+} // namespace nicsim
