@@ -81,19 +81,7 @@ ibv_mr* reg_dm_mr(ibv_pd* pd, ibv_dm* dm, uint64_t dm_offset, size_t length, uns
     ipc::RegDmMrReq req{pd->handle, dm->handle, access, 0, dm_offset, length};
     ipc::RegMrReply r{};
     if (int err = control(pd->context).call<ipc::Op::RegDmMr>(req, r)) return fail<ibv_mr>(err);
-    auto* mr = new (std::nothrow) ibv_mr{}; // released by ibv_dereg_mr, as any MR
-    if (!mr) {
-        control(pd->context).call<ipc::Op::DeregMr>({r.handle, 0});
-        return fail<ibv_mr>(ENOMEM);
-    }
-    mr->context = pd->context;
-    mr->pd = pd;
-    mr->addr = nullptr;
-    mr->length = length;
-    mr->handle = r.handle;
-    mr->lkey = r.lkey;
-    mr->rkey = r.rkey;
-    return mr;
+    return wrap_mr(pd, r, nullptr, length); // released by ibv_dereg_mr, as any MR
 }
 
 } // namespace verbs

@@ -1,6 +1,7 @@
 // Memory registration. The NIC keeps the keys and checks every access against them.
 #include "emu_objects.h"
 #include "export.h"
+#include "ops.h"
 
 #include <cerrno>
 #include <cstdint>
@@ -9,14 +10,9 @@
 using namespace verbs;
 namespace ipc = emu::ipc;
 
-VERBS_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
-                                      unsigned int access) {
-    // Optional bits (e.g. RELAXED_ORDERING) are hints a device may ignore: drop them, as
-    // rdma-core does for devices that don't support them.
-    access &= ~static_cast<unsigned int>(IBV_ACCESS_OPTIONAL_RANGE);
-    ipc::RegMrReq req{pd->handle, access, reinterpret_cast<uintptr_t>(addr), length, iova};
-    ipc::RegMrReply r{};
-    if (int err = control(pd->context).call<ipc::Op::RegMr>(req, r)) return fail<ibv_mr>(err);
+namespace verbs {
+
+ibv_mr* wrap_mr(ibv_pd* pd, const ipc::RegMrReply& r, void* addr, size_t length) {
     auto* mr = new (std::nothrow) ibv_mr{};
     if (!mr) {
         control(pd->context).call<ipc::Op::DeregMr>({r.handle, 0});
@@ -30,6 +26,19 @@ VERBS_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uin
     mr->lkey = r.lkey;
     mr->rkey = r.rkey;
     return mr;
+}
+
+} // namespace verbs
+
+VERBS_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
+                                      unsigned int access) {
+    // Optional bits (e.g. RELAXED_ORDERING) are hints a device may ignore: drop them, as
+    // rdma-core does for devices that don't support them.
+    access &= ~static_cast<unsigned int>(IBV_ACCESS_OPTIONAL_RANGE);
+    ipc::RegMrReq req{pd->handle, access, reinterpret_cast<uintptr_t>(addr), length, iova};
+    ipc::RegMrReply r{};
+    if (int err = control(pd->context).call<ipc::Op::RegMr>(req, r)) return fail<ibv_mr>(err);
+    return wrap_mr(pd, r, addr, length);
 }
 
 // Older binaries call these by name; newer ones reach ibv_reg_mr_iova2 through the header.

@@ -2,6 +2,7 @@
 // <infiniband/verbs.h>), installed by ibv_open_device.
 #pragma once
 
+#include "emu/ipc/protocol.h"
 #include "emu/ipc/rings.h"
 
 #include <infiniband/verbs.h>
@@ -30,6 +31,8 @@ ibv_td* alloc_td(ibv_context* ctx, ibv_td_init_attr* attr);
 int dealloc_td(ibv_td* td);
 ibv_pd* alloc_parent_domain(ibv_context* ctx, ibv_parent_domain_init_attr* attr);
 
+// The app's ibv_mr for an MR the NIC registered (deregistered again if that fails).
+ibv_mr* wrap_mr(ibv_pd* pd, const emu::ipc::RegMrReply& r, void* addr, size_t length);
 ibv_mw* alloc_mw(ibv_pd* pd, ibv_mw_type type);
 int dealloc_mw(ibv_mw* mw);
 int bind_mw(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* bind);
