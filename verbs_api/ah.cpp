@@ -1,5 +1,6 @@
 // Address handles, and building one from a received work completion.
 #include "emu_objects.h"
+#include "emulated_verbs.h"
 #include "export.h"
 
 #include <arpa/inet.h>
@@ -10,7 +11,7 @@
 using namespace verbs;
 namespace ipc = emu::ipc;
 
-VERBS_EXPORT ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
+ibv_ah* emulated::ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
     ipc::HandleReply r{};
     if (int err = control(pd->context).call<ipc::Op::CreateAh>({pd->handle, 0, *attr}, r))
         return fail<ibv_ah>(err);
@@ -25,7 +26,7 @@ VERBS_EXPORT ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
     return ah;
 }
 
-VERBS_EXPORT int ibv_destroy_ah(ibv_ah* ah) {
+int emulated::ibv_destroy_ah(ibv_ah* ah) {
     if (int err = control(ah->context).call<ipc::Op::DestroyAh>({ah->handle, 0})) return err;
     delete ah;
     return 0;
@@ -52,8 +53,8 @@ int find_gid_index(ibv_context* ctx, uint8_t port, const ibv_gid& gid) {
 
 } // namespace
 
-VERBS_EXPORT int ibv_init_ah_from_wc(ibv_context* ctx, uint8_t port_num, ibv_wc* wc, ibv_grh* grh,
-                                     ibv_ah_attr* ah_attr) {
+int emulated::ibv_init_ah_from_wc(ibv_context* ctx, uint8_t port_num, ibv_wc* wc, ibv_grh* grh,
+                                  ibv_ah_attr* ah_attr) {
     std::memset(ah_attr, 0, sizeof *ah_attr);
     ah_attr->dlid = wc->slid;
     ah_attr->sl = wc->sl;
@@ -83,17 +84,17 @@ VERBS_EXPORT int ibv_init_ah_from_wc(ibv_context* ctx, uint8_t port_num, ibv_wc*
     return 0;
 }
 
-VERBS_EXPORT ibv_ah* ibv_create_ah_from_wc(ibv_pd* pd, ibv_wc* wc, ibv_grh* grh, uint8_t port_num) {
+ibv_ah* emulated::ibv_create_ah_from_wc(ibv_pd* pd, ibv_wc* wc, ibv_grh* grh, uint8_t port_num) {
     ibv_ah_attr attr;
-    if (int err = ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr))
+    if (int err = emulated::ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr))
         return fail<ibv_ah>(err);
-    return ibv_create_ah(pd, &attr);
+    return emulated::ibv_create_ah(pd, &attr);
 }
 
 // The L2 address of a RoCE peer. Emulated hosts have MAC 02:52:<IPv4 address> (the same
 // address their node GUID is built from) and no VLAN.
-VERBS_EXPORT int ibv_resolve_eth_l2_from_gid(ibv_context*, ibv_ah_attr* attr, uint8_t eth_mac[6],
-                                             uint16_t* vid) {
+int emulated::ibv_resolve_eth_l2_from_gid(ibv_context*, ibv_ah_attr* attr, uint8_t eth_mac[6],
+                                          uint16_t* vid) {
     const uint8_t* g = attr->grh.dgid.raw;
     static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     if (!attr->is_global || std::memcmp(g, v4_prefix, 12) != 0) return EINVAL;

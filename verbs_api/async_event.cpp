@@ -1,5 +1,6 @@
 // Asynchronous events: the NIC writes one record per event to the context's async fd.
 #include "emu_objects.h"
+#include "emulated_verbs.h"
 #include "export.h"
 
 #include <cerrno>
@@ -40,7 +41,7 @@ template <typename Map> auto find(Map& m, uint32_t handle) -> typename Map::mapp
 
 } // namespace
 
-VERBS_EXPORT int ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
+int emulated::ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
     EmuContext* c = emu_context(ctx);
     for (;;) {
         ipc::AsyncEventRecord rec{};
@@ -92,7 +93,7 @@ template <typename Obj> void ack(Obj* obj, uint32_t Obj::*counter) {
 
 } // namespace
 
-VERBS_EXPORT void ibv_ack_async_event(ibv_async_event* event) {
+void emulated::ibv_ack_async_event(ibv_async_event* event) {
     switch (target_of(event->event_type)) {
     case Target::Qp:
         ack(event->element.qp, &ibv_qp::events_completed);

@@ -1,5 +1,6 @@
 // Completion channels: a real pollable fd on which the NIC posts one record per CQ event.
 #include "emu_objects.h"
+#include "emulated_verbs.h"
 #include "export.h"
 
 #include <cerrno>
@@ -9,7 +10,7 @@
 using namespace verbs;
 namespace ipc = emu::ipc;
 
-VERBS_EXPORT ibv_comp_channel* ibv_create_comp_channel(ibv_context* ctx) {
+ibv_comp_channel* emulated::ibv_create_comp_channel(ibv_context* ctx) {
     ipc::HandleReply r{};
     ipc::PassedFds fds;
     if (int err = control(ctx).call<ipc::Op::CreateCompChannel>({}, r, &fds))
@@ -31,7 +32,7 @@ VERBS_EXPORT ibv_comp_channel* ibv_create_comp_channel(ibv_context* ctx) {
     return &ch->channel;
 }
 
-VERBS_EXPORT int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
+int emulated::ibv_destroy_comp_channel(ibv_comp_channel* channel) {
     EmuCompChannel* ch = emu_channel(channel);
     // As rdma-core: a channel that CQs still use is busy. (refcnt counts them.)
     if (channel->refcnt) return EBUSY;
@@ -42,7 +43,7 @@ VERBS_EXPORT int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
     return 0;
 }
 
-VERBS_EXPORT int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) {
+int emulated::ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) {
     ipc::CompEventRecord rec{};
     ssize_t n = ::read(channel->fd, &rec, sizeof rec);
     if (n != static_cast<ssize_t>(sizeof rec)) return -1; // errno from read (EAGAIN when empty)
@@ -59,7 +60,7 @@ VERBS_EXPORT int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void**
     return 0;
 }
 
-VERBS_EXPORT void ibv_ack_cq_events(ibv_cq* cq, unsigned int nevents) {
+void emulated::ibv_ack_cq_events(ibv_cq* cq, unsigned int nevents) {
     pthread_mutex_lock(&cq->mutex);
     cq->comp_events_completed += nevents;
     pthread_cond_signal(&cq->cond);

@@ -1,5 +1,6 @@
 // Opening and closing a device: one control session with the host's NIC per context.
 #include "emu_objects.h"
+#include "emulated_verbs.h"
 #include "export.h"
 #include "ops.h"
 
@@ -39,7 +40,7 @@ void install_ops(EmuContext& c) {
 
 } // namespace
 
-VERBS_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
+ibv_context* emulated::ibv_open_device(ibv_device* device) {
     EmuDevice* dev = emu_device(device);
     auto* c = new (std::nothrow) EmuContext();
     if (!c) return fail<ibv_context>(ENOMEM);
@@ -78,7 +79,7 @@ VERBS_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
     return &ctx;
 }
 
-VERBS_EXPORT int ibv_close_device(ibv_context* ctx) {
+int emulated::ibv_close_device(ibv_context* ctx) {
     EmuContext* c = emu_context(ctx);
     // Ending the session makes the NIC free everything this context still owns.
     c->control.close();
@@ -90,6 +91,6 @@ VERBS_EXPORT int ibv_close_device(ibv_context* ctx) {
 }
 
 // Not supported: importing needs a context fd shared by another process's kernel uverbs.
-VERBS_EXPORT ibv_context* ibv_import_device(int) {
+ibv_context* emulated::ibv_import_device(int) {
     return fail<ibv_context>(EOPNOTSUPP);
 }

@@ -1,5 +1,6 @@
 // Completion queues, classic and extended (ibv_create_cq_ex).
 #include "emu_objects.h"
+#include "emulated_verbs.h"
 #include "export.h"
 #include "ops.h"
 
@@ -62,8 +63,8 @@ ibv_cq_ex* create_cq_ex(ibv_context* ctx, ibv_cq_init_attr_ex* attr) {
 
 } // namespace verbs
 
-VERBS_EXPORT ibv_cq* ibv_create_cq(ibv_context* ctx, int cqe, void* cq_context,
-                                   ibv_comp_channel* channel, int comp_vector) {
+ibv_cq* emulated::ibv_create_cq(ibv_context* ctx, int cqe, void* cq_context,
+                                ibv_comp_channel* channel, int comp_vector) {
     if (cqe < 0 || comp_vector < 0) return fail<ibv_cq>(EINVAL);
     ibv_cq_init_attr_ex attr{};
     attr.cqe = static_cast<uint32_t>(cqe);
@@ -74,7 +75,7 @@ VERBS_EXPORT ibv_cq* ibv_create_cq(ibv_context* ctx, int cqe, void* cq_context,
     return cq ? ibv_cq_ex_to_cq(cq) : nullptr;
 }
 
-VERBS_EXPORT int ibv_resize_cq(ibv_cq* cq, int cqe) {
+int emulated::ibv_resize_cq(ibv_cq* cq, int cqe) {
     EmuCq* ecq = emu_cq(cq);
     std::lock_guard lock(ecq->poll_mutex);
     // Publish what we polled, so the NIC moves only unpolled completions to the new ring.
@@ -89,7 +90,7 @@ VERBS_EXPORT int ibv_resize_cq(ibv_cq* cq, int cqe) {
     return 0;
 }
 
-VERBS_EXPORT int ibv_destroy_cq(ibv_cq* cq) {
+int emulated::ibv_destroy_cq(ibv_cq* cq) {
     ibv_context* ctx = cq->context;
     if (int err = control(ctx).call<ipc::Op::DestroyCq>({cq->handle, 0})) return err;
     EmuContext* c = emu_context(ctx);

@@ -1,7 +1,9 @@
 // The device list: one emulated device per host, found through the host's control socket.
 #include "emu/paths.h"
 #include "emu_objects.h"
+#include "emulated_verbs.h"
 #include "export.h"
+#include "route.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -59,11 +61,19 @@ EmuDevice* probe(const std::string& path) {
 }
 
 } // namespace
+
+bool is_emulated_device(const ibv_device* device) {
+    std::lock_guard lock(devices_mutex);
+    for (const EmuDevice& d : devices)
+        if (&d.device == device) return true;
+    return false;
+}
+
 } // namespace verbs
 
 using namespace verbs;
 
-VERBS_EXPORT ibv_device** ibv_get_device_list(int* num_devices) {
+ibv_device** emulated::ibv_get_device_list(int* num_devices) {
     EmuDevice* found = probe(emu::selected_socket_path());
     auto** list = static_cast<ibv_device**>(std::calloc(2, sizeof(ibv_device*)));
     if (!list) return fail<ibv_device*>(ENOMEM);
@@ -73,18 +83,18 @@ VERBS_EXPORT ibv_device** ibv_get_device_list(int* num_devices) {
     return list;
 }
 
-VERBS_EXPORT void ibv_free_device_list(ibv_device** list) {
+void emulated::ibv_free_device_list(ibv_device** list) {
     std::free(list);
 }
 
-VERBS_EXPORT const char* ibv_get_device_name(ibv_device* device) {
+const char* emulated::ibv_get_device_name(ibv_device* device) {
     return device->name;
 }
 
-VERBS_EXPORT __be64 ibv_get_device_guid(ibv_device* device) {
+__be64 emulated::ibv_get_device_guid(ibv_device* device) {
     return emu_device(device)->node_guid;
 }
 
-VERBS_EXPORT int ibv_get_device_index(ibv_device* device) {
+int emulated::ibv_get_device_index(ibv_device* device) {
     return emu_device(device)->index;
 }

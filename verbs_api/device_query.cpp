@@ -1,7 +1,9 @@
 // Device, port, GID and P_Key queries, answered by the NIC.
 #include "emu_objects.h"
+#include "emulated_verbs.h"
 #include "export.h"
 #include "ops.h"
+#include "route.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -68,7 +70,7 @@ int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
 
 } // namespace verbs
 
-VERBS_EXPORT int ibv_query_device(ibv_context* ctx, ibv_device_attr* attr) {
+int emulated::ibv_query_device(ibv_context* ctx, ibv_device_attr* attr) {
     ipc::QueryDeviceReply r{};
     if (int err = control(ctx).call<ipc::Op::QueryDevice>({}, r)) return err;
     *attr = r.attr;
@@ -77,12 +79,12 @@ VERBS_EXPORT int ibv_query_device(ibv_context* ctx, ibv_device_attr* attr) {
 
 // The exported form, used by binaries built before ibv_query_port became a macro: their struct
 // ends before `flags` (rdma-core's _compat_ibv_port_attr).
-VERBS_EXPORT int(ibv_query_port)(ibv_context* ctx, uint8_t port, _compat_ibv_port_attr* attr) {
+int(emulated::ibv_query_port)(ibv_context* ctx, uint8_t port, _compat_ibv_port_attr* attr) {
     return query_port(ctx, port, reinterpret_cast<ibv_port_attr*>(attr),
                       offsetof(ibv_port_attr, flags));
 }
 
-VERBS_EXPORT int ibv_query_gid(ibv_context* ctx, uint8_t port, int index, ibv_gid* gid) {
+int emulated::ibv_query_gid(ibv_context* ctx, uint8_t port, int index, ibv_gid* gid) {
     if (index < 0) return -1;
     ibv_gid_entry entry{};
     int err = read_gid(ctx, port, static_cast<uint32_t>(index), entry);
@@ -98,14 +100,14 @@ VERBS_EXPORT int ibv_query_gid(ibv_context* ctx, uint8_t port, int index, ibv_gi
     return 0;
 }
 
-VERBS_EXPORT int _ibv_query_gid_ex(ibv_context* ctx, uint32_t port, uint32_t index,
-                                   ibv_gid_entry* entry, uint32_t flags, size_t entry_size) {
+int emulated::_ibv_query_gid_ex(ibv_context* ctx, uint32_t port, uint32_t index,
+                                ibv_gid_entry* entry, uint32_t flags, size_t entry_size) {
     if (flags || entry_size < sizeof(ibv_gid_entry)) return EINVAL;
     return read_gid(ctx, port, index, *entry);
 }
 
-VERBS_EXPORT ssize_t _ibv_query_gid_table(ibv_context* ctx, ibv_gid_entry* entries,
-                                          size_t max_entries, uint32_t flags, size_t entry_size) {
+ssize_t emulated::_ibv_query_gid_table(ibv_context* ctx, ibv_gid_entry* entries, size_t max_entries,
+                                       uint32_t flags, size_t entry_size) {
     if (flags || entry_size < sizeof(ibv_gid_entry)) return -EINVAL;
     ibv_port_attr port{};
     if (int err = query_port(ctx, 1, &port, sizeof port)) return -err;
@@ -126,6 +128,8 @@ enum ibv_gid_type_sysfs { IBV_GID_TYPE_SYSFS_IB_ROCE_V1, IBV_GID_TYPE_SYSFS_ROCE
 
 VERBS_EXPORT int ibv_query_gid_type(ibv_context* ctx, uint8_t port, unsigned int index,
                                     ibv_gid_type_sysfs* type) {
+    // Private (providers ask it while creating AHs): a real device's provider asks rdma-core.
+    if (!is_emulated(ctx)) FORWARD_TO_REAL_LIBRARY(ibv_query_gid_type, ctx, port, index, type);
     ibv_gid_entry entry{};
     if (int err = read_gid(ctx, port, index, entry)) {
         errno = err;
@@ -136,7 +140,7 @@ VERBS_EXPORT int ibv_query_gid_type(ibv_context* ctx, uint8_t port, unsigned int
     return 0;
 }
 
-VERBS_EXPORT int ibv_query_pkey(ibv_context* ctx, uint8_t port, int index, __be16* pkey) {
+int emulated::ibv_query_pkey(ibv_context* ctx, uint8_t port, int index, __be16* pkey) {
     if (index < 0) return -1;
     ipc::QueryPkeyReply r{};
     if (int err = control(ctx).call<ipc::Op::QueryPkey>({port, static_cast<uint32_t>(index)}, r)) {
@@ -147,7 +151,7 @@ VERBS_EXPORT int ibv_query_pkey(ibv_context* ctx, uint8_t port, int index, __be1
     return 0;
 }
 
-VERBS_EXPORT int ibv_get_pkey_index(ibv_context* ctx, uint8_t port, __be16 pkey) {
+int emulated::ibv_get_pkey_index(ibv_context* ctx, uint8_t port, __be16 pkey) {
     ibv_port_attr attr{};
     if (int err = query_port(ctx, port, &attr, sizeof attr)) {
         errno = err;
@@ -155,7 +159,7 @@ VERBS_EXPORT int ibv_get_pkey_index(ibv_context* ctx, uint8_t port, __be16 pkey)
     }
     for (int i = 0; i < attr.pkey_tbl_len; ++i) {
         __be16 entry;
-        if (ibv_query_pkey(ctx, port, i, &entry) == 0 && entry == pkey) return i;
+        if (emulated::ibv_query_pkey(ctx, port, i, &entry) == 0 && entry == pkey) return i;
     }
     errno = ENOENT;
     return -1;

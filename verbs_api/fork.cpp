@@ -3,24 +3,25 @@
 // writing this process's memory through process_vm_readv/writev by virtual address, so fork()
 // is always safe: there is nothing to set up and nothing to protect.
 
+#include "emulated_verbs.h"
 #include "export.h"
 
 #include <infiniband/verbs.h>
 
 #include <cstddef>
 
-VERBS_EXPORT int ibv_fork_init(void) {
+int verbs::emulated::ibv_fork_init(void) {
     return 0;
 }
 
-VERBS_EXPORT ibv_fork_status ibv_is_fork_initialized(void) {
+ibv_fork_status verbs::emulated::ibv_is_fork_initialized(void) {
     return IBV_FORK_UNNEEDED;
 }
 
-VERBS_EXPORT int ibv_dontfork_range(void*, size_t) {
+int verbs::emulated::ibv_dontfork_range(void*, size_t) {
     return 0;
 }
 
-VERBS_EXPORT int ibv_dofork_range(void*, size_t) {
+int verbs::emulated::ibv_dofork_range(void*, size_t) {
     return 0;
 }

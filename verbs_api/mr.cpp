@@ -1,5 +1,6 @@
 // Memory registration. The NIC keeps the keys and checks every access against them.
 #include "emu_objects.h"
+#include "emulated_verbs.h"
 #include "export.h"
 #include "ops.h"
 
@@ -30,8 +31,8 @@ ibv_mr* wrap_mr(ibv_pd* pd, const ipc::RegMrReply& r, void* addr, size_t length)
 
 } // namespace verbs
 
-VERBS_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
-                                      unsigned int access) {
+ibv_mr* emulated::ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
+                                   unsigned int access) {
     // Optional bits (e.g. RELAXED_ORDERING) are hints a device may ignore: drop them, as
     // rdma-core does for devices that don't support them.
     access &= ~static_cast<unsigned int>(IBV_ACCESS_OPTIONAL_RANGE);
@@ -42,18 +43,18 @@ VERBS_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uin
 }
 
 // Older binaries call these by name; newer ones reach ibv_reg_mr_iova2 through the header.
-VERBS_EXPORT ibv_mr*(ibv_reg_mr)(ibv_pd* pd, void* addr, size_t length, int access) {
-    return ibv_reg_mr_iova2(pd, addr, length, reinterpret_cast<uintptr_t>(addr),
+ibv_mr*(emulated::ibv_reg_mr)(ibv_pd* pd, void* addr, size_t length, int access) {
+    return emulated::ibv_reg_mr_iova2(pd, addr, length, reinterpret_cast<uintptr_t>(addr),
                             static_cast<unsigned int>(access));
 }
 
-VERBS_EXPORT ibv_mr*(ibv_reg_mr_iova)(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
-                                      int access) {
-    return ibv_reg_mr_iova2(pd, addr, length, iova, static_cast<unsigned int>(access));
+ibv_mr*(emulated::ibv_reg_mr_iova)(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
+                                   int access) {
+    return emulated::ibv_reg_mr_iova2(pd, addr, length, iova, static_cast<unsigned int>(access));
 }
 
-VERBS_EXPORT int ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t length,
-                              int access) {
+int emulated::ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t length,
+                           int access) {
     // rdma-core's own input checks; flags == 0 goes on to the NIC, which rejects it (ERR_CMD).
     bool bad_input = (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
                      ((flags & IBV_REREG_MR_CHANGE_PD) && !pd) ||
@@ -87,24 +88,24 @@ VERBS_EXPORT int ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, siz
     return 0;
 }
 
-VERBS_EXPORT int ibv_dereg_mr(ibv_mr* mr) {
+int emulated::ibv_dereg_mr(ibv_mr* mr) {
     if (int err = control(mr->context).call<ipc::Op::DeregMr>({mr->handle, 0})) return err;
     delete mr;
     return 0;
 }
 
 // dma-buf needs a kernel exporter (a GPU driver); importing needs another process's context.
-VERBS_EXPORT ibv_mr* ibv_reg_dmabuf_mr(ibv_pd*, uint64_t, size_t, uint64_t, int, int) {
+ibv_mr* emulated::ibv_reg_dmabuf_mr(ibv_pd*, uint64_t, size_t, uint64_t, int, int) {
     return fail<ibv_mr>(EOPNOTSUPP);
 }
-VERBS_EXPORT ibv_mr* ibv_import_mr(ibv_pd*, uint32_t) {
+ibv_mr* emulated::ibv_import_mr(ibv_pd*, uint32_t) {
     return fail<ibv_mr>(EOPNOTSUPP);
 }
-VERBS_EXPORT void ibv_unimport_mr(ibv_mr*) {}
-VERBS_EXPORT ibv_dm* ibv_import_dm(ibv_context*, uint32_t) {
+void emulated::ibv_unimport_mr(ibv_mr*) {}
+ibv_dm* emulated::ibv_import_dm(ibv_context*, uint32_t) {
     return fail<ibv_dm>(EOPNOTSUPP);
 }
-VERBS_EXPORT void ibv_unimport_dm(ibv_dm*) {}
+void emulated::ibv_unimport_dm(ibv_dm*) {}
 
 namespace verbs {
 

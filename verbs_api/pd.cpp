@@ -1,5 +1,6 @@
 // Protection domains, thread domains and parent domains.
 #include "emu_objects.h"
+#include "emulated_verbs.h"
 #include "export.h"
 #include "ops.h"
 
@@ -33,7 +34,7 @@ EmuPd* emu_pd(ibv_pd* pd) {
 
 } // namespace
 
-VERBS_EXPORT ibv_pd* ibv_alloc_pd(ibv_context* ctx) {
+ibv_pd* emulated::ibv_alloc_pd(ibv_context* ctx) {
     ipc::HandleReply r{};
     if (int err = control(ctx).call<ipc::Op::AllocPd>({}, r)) return fail<ibv_pd>(err);
     auto* pd = new (std::nothrow) EmuPd{};
@@ -46,7 +47,7 @@ VERBS_EXPORT ibv_pd* ibv_alloc_pd(ibv_context* ctx) {
     return &pd->pd;
 }
 
-VERBS_EXPORT int ibv_dealloc_pd(ibv_pd* pd) {
+int emulated::ibv_dealloc_pd(ibv_pd* pd) {
     EmuPd* p = emu_pd(pd);
     if (p->parent_of) {
         --p->parent_of->parent_domains;
@@ -99,7 +100,7 @@ ibv_pd* alloc_parent_domain(ibv_context* ctx, ibv_parent_domain_init_attr* attr)
 } // namespace verbs
 
 // Importing objects needs another process's kernel context fd: not supported.
-VERBS_EXPORT ibv_pd* ibv_import_pd(ibv_context*, uint32_t) {
+ibv_pd* emulated::ibv_import_pd(ibv_context*, uint32_t) {
     return fail<ibv_pd>(EOPNOTSUPP);
 }
-VERBS_EXPORT void ibv_unimport_pd(ibv_pd*) {}
+void emulated::ibv_unimport_pd(ibv_pd*) {}

@@ -1,6 +1,7 @@
 // Queue pairs: creation (classic and extended), the state machine (checked by the NIC),
 // queries and destruction.
 #include "emu_objects.h"
+#include "emulated_verbs.h"
 #include "export.h"
 #include "ops.h"
 
@@ -97,7 +98,7 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
 
 } // namespace verbs
 
-VERBS_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
+ibv_qp* emulated::ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     ibv_qp_init_attr_ex ex{};
     ex.qp_context = attr->qp_context;
     ex.send_cq = attr->send_cq;
@@ -140,7 +141,7 @@ void clean_cq(ibv_cq* cq, uint32_t qpn) {
 
 } // namespace
 
-VERBS_EXPORT int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
+int emulated::ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     ipc::ModifyQpReq req{qp->handle, static_cast<uint32_t>(attr_mask), *attr};
     if (int err = control(qp->context).call<ipc::Op::ModifyQp>(req)) return err;
     if (attr_mask & IBV_QP_STATE) {
@@ -153,8 +154,8 @@ VERBS_EXPORT int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     return 0;
 }
 
-VERBS_EXPORT int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask,
-                              ibv_qp_init_attr* init_attr) {
+int emulated::ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask,
+                           ibv_qp_init_attr* init_attr) {
     ipc::QueryQpReply r{};
     if (int err = control(qp->context).call<ipc::Op::QueryQp>({qp->handle, uint32_t(attr_mask)}, r))
         return err;
@@ -170,7 +171,7 @@ VERBS_EXPORT int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask,
     return 0;
 }
 
-VERBS_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
+int emulated::ibv_destroy_qp(ibv_qp* qp) {
     ibv_context* ctx = qp->context;
     if (int err = control(ctx).call<ipc::Op::DestroyQp>({qp->handle, 0})) return err;
     EmuContext* c = emu_context(ctx);
@@ -187,20 +188,20 @@ VERBS_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
 }
 
 // As rdma-core: only QPs created with send_ops_flags have the new post-send API.
-VERBS_EXPORT ibv_qp_ex* ibv_qp_to_qp_ex(ibv_qp* qp) {
+ibv_qp_ex* emulated::ibv_qp_to_qp_ex(ibv_qp* qp) {
     EmuQp* eqp = emu_qp(qp);
     return eqp->has_send_ops ? &eqp->ex : nullptr;
 }
 
 // The ordering guarantee we promise for RDMA data: none beyond what the IBA requires.
-VERBS_EXPORT int ibv_query_qp_data_in_order(ibv_qp*, ibv_wr_opcode, uint32_t) {
+int emulated::ibv_query_qp_data_in_order(ibv_qp*, ibv_wr_opcode, uint32_t) {
     return 0;
 }
 
 // Enhanced Connection Establishment is a vendor feature; the emulated device has none.
-VERBS_EXPORT int ibv_query_ece(ibv_qp*, ibv_ece*) {
+int emulated::ibv_query_ece(ibv_qp*, ibv_ece*) {
     return EOPNOTSUPP;
 }
-VERBS_EXPORT int ibv_set_ece(ibv_qp*, ibv_ece*) {
+int emulated::ibv_set_ece(ibv_qp*, ibv_ece*) {
     return EOPNOTSUPP;
 }

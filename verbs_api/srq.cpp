@@ -1,5 +1,6 @@
 // Shared receive queues.
 #include "emu_objects.h"
+#include "emulated_verbs.h"
 #include "export.h"
 
 #include <cerrno>
@@ -8,7 +9,7 @@
 using namespace verbs;
 namespace ipc = emu::ipc;
 
-VERBS_EXPORT ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
+ibv_srq* emulated::ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
     ibv_context* ctx = pd->context;
     ipc::CreateSrqReply r{};
     ipc::PassedFds fds;
@@ -38,19 +39,19 @@ VERBS_EXPORT ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
     return &srq;
 }
 
-VERBS_EXPORT int ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int attr_mask) {
+int emulated::ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int attr_mask) {
     return control(srq->context)
         .call<ipc::Op::ModifySrq>({srq->handle, static_cast<uint32_t>(attr_mask), *attr});
 }
 
-VERBS_EXPORT int ibv_query_srq(ibv_srq* srq, ibv_srq_attr* attr) {
+int emulated::ibv_query_srq(ibv_srq* srq, ibv_srq_attr* attr) {
     ipc::QuerySrqReply r{};
     if (int err = control(srq->context).call<ipc::Op::QuerySrq>({srq->handle, 0}, r)) return err;
     *attr = r.attr;
     return 0;
 }
 
-VERBS_EXPORT int ibv_destroy_srq(ibv_srq* srq) {
+int emulated::ibv_destroy_srq(ibv_srq* srq) {
     ibv_context* ctx = srq->context;
     if (int err = control(ctx).call<ipc::Op::DestroySrq>({srq->handle, 0})) return err;
     EmuContext* c = emu_context(ctx);

@@ -1,0 +1,179 @@
+#include "trace/trace.h"
+
+#include "emu/qp_state_rules.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <mutex>
+#include <string>
+#include <unistd.h>
+
+namespace verbs::trace {
+
+thread_local int Nesting::depth_ = 0;
+
+namespace {
+
+struct Output {
+    int fd = -1;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
+
+// "%p" in the path becomes the pid, so each process of a run writes its own file.
+std::string expand_path(const char* pattern) {
+    std::string path;
+    for (const char* c = pattern; *c; ++c) {
+        if (c[0] == '%' && c[1] == 'p') {
+            path += std::to_string(getpid());
+            ++c;
+        } else {
+            path += *c;
+        }
+    }
+    return path;
+}
+
+Output& output() {
+    static Output out = [] {
+        Output o;
+        const char* env = std::getenv("RDMAEMU_TRACE");
+        if (!env || !*env) return o;
+        std::string path = expand_path(env);
+        o.fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (o.fd < 0)
+            std::fprintf(stderr, "rdmaemu: cannot write the verbs trace %s: %s\n", path.c_str(),
+                         std::strerror(errno));
+        return o;
+    }();
+    return out;
+}
+
+void appendf(std::string& out, const char* fmt, auto... args) {
+    char buf[160];
+    int n = std::snprintf(buf, sizeof buf, fmt, args...);
+    if (n > 0) out.append(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
+}
+
+} // namespace
+
+bool enabled() {
+    return output().fd >= 0;
+}
+
+void write_line(const char* kind, const std::string& text) {
+    Output& o = output();
+    if (o.fd < 0) return;
+    int saved_errno = errno; // tracing must not change what the app sees
+    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - o.start).count();
+    std::string line;
+    appendf(line, "%12.6f %7d %s ", t, int(gettid()), kind);
+    line += text;
+    line += '\n';
+    // One write per line: O_APPEND keeps lines of concurrent threads and processes whole.
+    ssize_t ignored = ::write(o.fd, line.data(), line.size());
+    (void)ignored;
+    errno = saved_errno;
+}
+
+void append(std::string& out, const ibv_context* ctx) {
+    if (!ctx) return out.append("NULL"), void();
+    appendf(out, "ctx(%s)", ctx->device ? ctx->device->name : "?");
+}
+
+void append(std::string& out, const ibv_device* dev) {
+    if (!dev) return out.append("NULL"), void();
+    appendf(out, "dev(%s)", dev->name);
+}
+
+void append(std::string& out, const ibv_pd* pd) {
+    if (!pd) return out.append("NULL"), void();
+    appendf(out, "pd(%u)", pd->handle);
+}
+
+void append(std::string& out, const ibv_mr* mr) {
+    if (!mr) return out.append("NULL"), void();
+    appendf(out, "mr(len=%zu lkey=0x%x rkey=0x%x)", mr->length, mr->lkey, mr->rkey);
+}
+
+void append(std::string& out, const ibv_cq* cq) {
+    if (!cq) return out.append("NULL"), void();
+    appendf(out, "cq(cqe=%d)", cq->cqe);
+}
+
+void append(std::string& out, const ibv_qp* qp) {
+    if (!qp) return out.append("NULL"), void();
+    appendf(out, "qp(qpn=%u type=%d)", qp->qp_num, int(qp->qp_type));
+}
+
+void append(std::string& out, const ibv_srq* srq) {
+    if (!srq) return out.append("NULL"), void();
+    appendf(out, "srq(%u)", srq->handle);
+}
+
+void append(std::string& out, const ibv_ah* ah) {
+    if (!ah) return out.append("NULL"), void();
+    appendf(out, "ah(%u)", ah->handle);
+}
+
+void append(std::string& out, const ibv_comp_channel* channel) {
+    if (!channel) return out.append("NULL"), void();
+    appendf(out, "channel(fd=%d)", channel->fd);
+}
+
+void append(std::string& out, const ibv_qp_init_attr* a) {
+    if (!a) return out.append("NULL"), void();
+    appendf(out, "{type=%d send_wr=%u recv_wr=%u send_sge=%u recv_sge=%u inline=%u sig_all=%d}",
+            int(a->qp_type), a->cap.max_send_wr, a->cap.max_recv_wr, a->cap.max_send_sge,
+            a->cap.max_recv_sge, a->cap.max_inline_data, a->sq_sig_all);
+}
+
+void append(std::string& out, const ibv_qp_attr* a) {
+    if (!a) return out.append("NULL"), void();
+    appendf(out, "{qp_state=%s mtu=%d dest_qpn=%u rq_psn=%u sq_psn=%u}",
+            emu::qp_state_name(a->qp_state), int(a->path_mtu), a->dest_qp_num, a->rq_psn,
+            a->sq_psn);
+}
+
+void append(std::string& out, const ibv_ah_attr* a) {
+    if (!a) return out.append("NULL"), void();
+    appendf(out, "{dlid=%u sl=%u is_global=%u sgid_index=%u port=%u}", a->dlid, a->sl, a->is_global,
+            a->grh.sgid_index, a->port_num);
+}
+
+void append(std::string& out, const ibv_srq_init_attr* a) {
+    if (!a) return out.append("NULL"), void();
+    appendf(out, "{max_wr=%u max_sge=%u limit=%u}", a->attr.max_wr, a->attr.max_sge,
+            a->attr.srq_limit);
+}
+
+void append(std::string& out, const char* text) {
+    if (!text) return out.append("NULL"), void();
+    out += '"';
+    out += text;
+    out += '"';
+}
+
+void append(std::string& out, const void* ptr) {
+    if (!ptr) return out.append("NULL"), void();
+    appendf(out, "%p", ptr);
+}
+
+void append(std::string& out, long long value) {
+    appendf(out, "%lld", value);
+}
+
+void append(std::string& out, unsigned long long value) {
+    appendf(out, "%llu", value);
+}
+
+void append_failure(std::string& out) {
+    const char* name = strerrorname_np(errno);
+    appendf(out, " errno=%s", name ? name : "?");
+}
+
+} // namespace verbs::trace

@@ -1,0 +1,104 @@
+// The verbs trace (RDMAEMU_TRACE=FILE, "%p" in FILE becomes the pid): one line per setup verb
+// with its arguments and result, per posted work request and per completion, the same in every
+// backend, so a run on the emulator and one on a real NIC can be compared line by line
+// (`rdmaemu trace-compare`). Line format, after a time stamp and the thread id:
+//   verb NAME(ARGS) = RESULT        wr send|recv|srq_recv ...        wc STATUS ...
+//   warn TEXT                       (hardware-mode argument checks)
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace verbs::trace {
+
+bool enabled();
+void write_line(const char* kind, const std::string& text);
+
+// Counts verb calls on this thread, so only the outermost one is traced.
+class Nesting {
+  public:
+    Nesting() { ++depth_; }
+    ~Nesting() { --depth_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+    bool outermost() const { return depth_ == 1; }
+
+  private:
+    static thread_local int depth_;
+};
+
+// Arguments and results as the trace shows them.
+void append(std::string& out, const ibv_context* ctx);
+void append(std::string& out, const ibv_device* dev);
+void append(std::string& out, const ibv_pd* pd);
+void append(std::string& out, const ibv_mr* mr);
+void append(std::string& out, const ibv_cq* cq);
+void append(std::string& out, const ibv_qp* qp);
+void append(std::string& out, const ibv_srq* srq);
+void append(std::string& out, const ibv_ah* ah);
+void append(std::string& out, const ibv_comp_channel* channel);
+void append(std::string& out, const ibv_qp_init_attr* attr);
+void append(std::string& out, const ibv_qp_attr* attr);
+void append(std::string& out, const ibv_ah_attr* attr);
+void append(std::string& out, const ibv_srq_init_attr* attr);
+void append(std::string& out, const char* text);
+void append(std::string& out, const void* ptr);
+void append(std::string& out, long long value);
+void append(std::string& out, unsigned long long value);
+
+template <typename T> void append_value(std::string& out, const T& value) {
+    if constexpr (std::is_enum_v<T>)
+        append(out, static_cast<long long>(value));
+    else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+        append(out, static_cast<long long>(value));
+    else if constexpr (std::is_integral_v<T>)
+        append(out, static_cast<unsigned long long>(value));
+    else if constexpr (std::is_same_v<T, const char*> || std::is_same_v<T, char*>)
+        append(out, static_cast<const char*>(value));
+    else if constexpr (std::is_pointer_v<T> &&
+                       std::is_class_v<std::remove_cv_t<std::remove_pointer_t<T>>>)
+        append(out, static_cast<const std::remove_cv_t<std::remove_pointer_t<T>>*>(value));
+    else
+        append(out, static_cast<const void*>(value));
+}
+
+// Appends ", errno=NAME" for a failed call: NULL pointers, -1.
+void append_failure(std::string& out);
+
+template <typename... A> std::string call_text(const char* name, const A&... args) {
+    std::string out = name;
+    out += '(';
+    bool first = true;
+    ((out += first ? "" : ", ", first = false, append_value(out, args)), ...);
+    out += ')';
+    return out;
+}
+
+// Writes `call` (call_text, made before the call: a destroy verb frees what it names) with the
+// verb's result.
+template <typename R> void verb(std::string call, const R& result) {
+    call += " = ";
+    if constexpr (std::is_pointer_v<R>) {
+        if (!result) {
+            call += "NULL";
+            append_failure(call);
+        } else {
+            append_value(call, result);
+        }
+    } else {
+        append_value(call, result);
+        if constexpr (std::is_signed_v<R>)
+            if (result == -1) append_failure(call);
+    }
+    write_line("verb", call);
+}
+
+// Wraps the context's data-path ops (post_send, post_recv, post_srq_recv, poll_cq) so work
+// requests and completions are traced; forget() before the context is closed.
+void watch_context(ibv_context* ctx);
+void forget_context(ibv_context* ctx);
+
+} // namespace verbs::trace
