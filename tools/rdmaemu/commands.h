@@ -22,6 +22,7 @@ extern const CommandDef kUpCommand;
 extern const CommandDef kDownCommand;
 extern const CommandDef kRunCommand;
 extern const CommandDef kStatusCommand;
+extern const CommandDef kTraceCompareCommand;
 
 // Exit statuses besides the program's own (run) and 0.
 inline constexpr int kExitFailure = 1;

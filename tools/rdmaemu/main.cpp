@@ -8,7 +8,8 @@
 namespace rdmaemu {
 namespace {
 
-const CommandDef* const kCommands[] = {&kUpCommand, &kDownCommand, &kRunCommand, &kStatusCommand};
+const CommandDef* const kCommands[] = {&kUpCommand, &kDownCommand, &kRunCommand, &kStatusCommand,
+                                       &kTraceCompareCommand};
 
 constexpr OptionSpec kHelp = {"help", "", "show this help"};
 
@@ -47,6 +48,15 @@ void usage(std::FILE* out) {
                  "  RDMAEMU_RUNTIME_DIR  directory of one set of hosts (default "
                  "/tmp/rdmaemu-<uid>);\n"
                  "                       sets in different directories run side by side\n"
+                 "  RDMAEMU_MODE         devices programs see: emulated (default), hardware "
+                 "(rdma-core's\n"
+                 "                       real devices, every verb forwarded) or mixed (both)\n"
+                 "  RDMAEMU_REAL_LIBIBVERBS  rdma-core's libibverbs.so.1 for hardware/mixed "
+                 "mode (default:\n"
+                 "                       the system one)\n"
+                 "  RDMAEMU_TRACE        write a verbs trace to this file (%%p: the pid); compare "
+                 "two\n"
+                 "                       with trace-compare\n"
                  "\nrun exits with the program's status, or 125 when the host is not up, 126 or "
                  "127\nwhen the program cannot be executed or found.\n"
                  "\nExample:\n"

@@ -1,11 +1,13 @@
 // rdmaemu status: asks each host's daemon for its state (sessions and their objects).
 #include "commands.h"
+#include "emu/backend_mode.h"
 #include "emu/ipc/control_client.h"
 #include "hostset.h"
 #include "json.h"
 #include "locations.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -73,8 +75,22 @@ std::string host_json(const HostStatus& s) {
     return out + "\"up\":" + (s.up ? "true" : "false") + "}";
 }
 
-void print_json(const std::string& runtime, const std::vector<HostStatus>& all) {
-    std::string out = "{\"runtime_dir\":" + json_quote(runtime) + ",\"hosts\":[";
+// The library's backend mode as programs started from this environment get it.
+void print_mode(emu::BackendMode mode, bool valid) {
+    std::printf("mode %s (RDMAEMU_MODE%s)", emu::backend_mode_name(mode),
+                valid ? "" : " is not emulated, hardware or mixed");
+    if (mode != emu::BackendMode::Emulated) {
+        const char* real = std::getenv("RDMAEMU_REAL_LIBIBVERBS");
+        std::printf(": rdma-core's devices from %s",
+                    real && *real ? real : "the system libibverbs");
+    }
+    std::printf("\n");
+}
+
+void print_json(const std::string& runtime, emu::BackendMode mode,
+                const std::vector<HostStatus>& all) {
+    std::string out = "{\"runtime_dir\":" + json_quote(runtime) +
+                      ",\"mode\":" + json_quote(emu::backend_mode_name(mode)) + ",\"hosts\":[";
     for (size_t i = 0; i < all.size(); ++i)
         out += (i ? "," : "") + host_json(all[i]);
     std::printf("%s]}\n", out.c_str());
@@ -141,9 +157,14 @@ int status(const ParsedArgs& args) {
     std::vector<HostStatus> all;
     for (const auto& h : hosts)
         all.push_back(query(h));
-    if (args.has("json"))
-        print_json(runtime, all);
-    else if (all.empty())
+    bool valid = true;
+    emu::BackendMode mode = emu::backend_mode_from_env(&valid);
+    if (args.has("json")) {
+        print_json(runtime, mode, all);
+        return 0;
+    }
+    print_mode(mode, valid);
+    if (all.empty())
         std::printf("no hosts up in %s\n", runtime.c_str());
     else
         print_text(runtime, all);
