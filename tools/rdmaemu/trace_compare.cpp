@@ -64,6 +64,7 @@ bool load(const char* path, Trace& t) {
     }
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
+        if (line.empty() || line[0] == '#') continue;
         std::istringstream words(line);
         std::string time, tid, kind;
         if (!(words >> time >> tid >> kind)) continue;

@@ -1,5 +1,6 @@
 #include "trace/trace.h"
 
+#include "backends/hardware/real_library.h"
 #include "emu/qp_state_rules.h"
 
 #include <cerrno>
@@ -38,6 +39,21 @@ std::string expand_path(const char* pattern) {
     return path;
 }
 
+// The program's arguments, each after a space (from /proc/self/cmdline).
+std::string command_line() {
+    std::string args;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return args;
+    char buf[512];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    close(fd);
+    for (ssize_t i = 0; i < n; ++i) {
+        if (i == 0 || buf[i - 1] == '\0') args += ' ';
+        if (buf[i]) args += buf[i];
+    }
+    return args;
+}
+
 Output& output() {
     static Output out = [] {
         Output o;
@@ -45,9 +61,16 @@ Output& output() {
         if (!env || !*env) return o;
         std::string path = expand_path(env);
         o.fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (o.fd < 0)
+        if (o.fd < 0) {
             std::fprintf(stderr, "rdmaemu: cannot write the verbs trace %s: %s\n", path.c_str(),
                          std::strerror(errno));
+            return o;
+        }
+        std::string header = "# rdmaemu verbs trace: pid " + std::to_string(getpid()) + ", mode " +
+                             emu::backend_mode_name(hardware::mode()) + ", program" +
+                             command_line() + "\n";
+        ssize_t ignored = ::write(o.fd, header.data(), header.size());
+        (void)ignored;
         return o;
     }();
     return out;

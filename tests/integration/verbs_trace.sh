@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# verbs_trace: RDMAEMU_TRACE writes one line per verb, work request and completion; the traces
+# of two runs of the same ibv_rc_pingpong compare equal with `rdmaemu trace-compare`, and a trace
+# with a different completion status or a missing verb does not.
+#
+# usage: verbs_trace.sh RDMAEMU
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+emu_setup "$1"
+emu_up 2
+
+for run in 1 2; do
+    step "ibv_rc_pingpong run $run with RDMAEMU_TRACE"
+    mkdir -p "$EMU_WORK/run$run"
+    export RDMAEMU_TRACE=$EMU_WORK/run$run/%p.trace
+    emu_pair "pingpong$run" 1 2 60 -- ibv_rc_pingpong -g 0 -n 20 -s 512 -p 18615
+    unset RDMAEMU_TRACE
+    ((PAIR_SERVER_RC == 0 && PAIR_CLIENT_RC == 0)) ||
+        fail "rc_pingpong run $run: server $PAIR_SERVER_RC, client $PAIR_CLIENT_RC"
+    client=$(grep -l '^# rdmaemu verbs trace: .* 127\.0\.0\.1$' "$EMU_WORK/run$run"/*.trace)
+    server=$(grep -L '^# rdmaemu verbs trace: .* 127\.0\.0\.1$' "$EMU_WORK/run$run"/*.trace)
+    [[ -f $client && -f $server ]] || fail "expected one client and one server trace: $(ls "$EMU_WORK/run$run")"
+    cp "$client" "$EMU_WORK/client$run.trace"
+    cp "$server" "$EMU_WORK/server$run.trace"
+done
+
+step "what a trace holds"
+T=$EMU_WORK/client1.trace
+head -12 "$T"
+for verb in ibv_get_device_list ibv_open_device ibv_alloc_pd ibv_reg_mr ibv_create_cq ibv_create_qp \
+    ibv_modify_qp ibv_destroy_qp ibv_dereg_mr ibv_dealloc_pd ibv_close_device; do
+    grep -q " verb $verb(" "$T" || fail "no $verb in the client trace"
+done
+ok "the setup verbs are there"
+sends=$(grep -c ' wr send qp=[0-9]* wr_id=2 opcode=SEND ' "$T")
+recvs=$(grep -c ' wr recv qp=' "$T")
+wcs=$(grep -c ' wc success ' "$T")
+# rc_pingpong -n 20: 20 sends, 20 receives completed; the receive queue is filled first (500).
+((sends == 20)) || fail "expected 20 send WRs, found $sends"
+((recvs >= 500)) || fail "expected at least 500 receive WRs, found $recvs"
+((wcs == 40)) || fail "expected 40 successful completions, found $wcs"
+ok "20 sends, $recvs receives posted, 40 successful completions"
+
+step "the same program twice compares equal"
+for side in client server; do
+    "$RDMAEMU" trace-compare "$EMU_WORK/${side}1.trace" "$EMU_WORK/${side}2.trace" >"$EMU_WORK/$side.cmp" ||
+        { cat "$EMU_WORK/$side.cmp"; fail "$side traces of two identical runs differ"; }
+    cat "$EMU_WORK/$side.cmp"
+    ok "$side: traces match"
+done
+
+step "a different outcome does not"
+sed '0,/ wc success /s// wc remote access error /' "$T" >"$EMU_WORK/changed.trace"
+rc=0
+"$RDMAEMU" trace-compare "$T" "$EMU_WORK/changed.trace" >"$EMU_WORK/changed.cmp" || rc=$?
+cat "$EMU_WORK/changed.cmp"
+((rc == 1)) || fail "trace-compare exited $rc for a changed completion status"
+grep -q '^completion statuses differ at #1:' "$EMU_WORK/changed.cmp" || fail "the difference is not named"
+ok "changed completion status found"
+grep -v ' verb ibv_create_cq(' "$T" >"$EMU_WORK/dropped.trace"
+rc=0
+"$RDMAEMU" trace-compare "$T" "$EMU_WORK/dropped.trace" >"$EMU_WORK/dropped.cmp" || rc=$?
+((rc == 1)) && grep -q '^verbs differ at' "$EMU_WORK/dropped.cmp" ||
+    { cat "$EMU_WORK/dropped.cmp"; fail "a missing verb was not found"; }
+ok "missing verb found"
+echo "verbs_trace: all checks passed"
