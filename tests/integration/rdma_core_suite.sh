@@ -54,7 +54,8 @@ failed=$(grep -cE '\.\.\. FAIL$' "$log" || true)
 errors=$(grep -cE '\.\.\. ERROR$' "$log" || true)
 echo "rdma-core tests: $ran run, $passed ok, $skipped skipped, $failed failed, $errors errors (exit $rc)"
 echo "---- skip reasons"
-grep -oE "skipped '[^']*'" "$log" | sort | uniq -c | sort -rn
+# unittest quotes a reason that contains ' with ".
+grep -oE "skipped ('[^']*'|\"[^\"]*\")\$" "$log" | sort | uniq -c | sort -rn
 if ((failed + errors)); then
     grep -E '\.\.\. (FAIL|ERROR)$' "$log"
     sed -n '/^=====/,$p' "$log" | head -n 200
