@@ -24,6 +24,14 @@ inline constexpr uint32_t kMaxAh = 65536;
 inline constexpr uint32_t kMaxCompChannels = 4096;
 inline constexpr uint32_t kMaxMcastGrp = 8192;
 inline constexpr uint32_t kMaxMcastQpAttach = 56;
+// Raw packet QPs: the largest frame a send may carry (a jumbo frame), flow specs per rule,
+// indirection tables (RSS) of up to 2^kMaxRwqIndTableLog WQs.
+inline constexpr uint32_t kMaxRawFrame = 9216;
+inline constexpr uint32_t kMaxFlowSpecs = 8;
+inline constexpr uint32_t kMaxFlows = 16384;
+inline constexpr uint32_t kMaxWq = 16384;
+inline constexpr uint32_t kMaxRwqIndTables = 4096;
+inline constexpr uint32_t kMaxRwqIndTableLog = 7;
 // Device memory (ibv_alloc_dm), all allocations together. On-chip memory is small: a
 // ConnectX-5 reports 128 KiB.
 inline constexpr uint64_t kMaxDmSize = 256 * 1024;

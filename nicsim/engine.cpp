@@ -3,6 +3,7 @@
 #include "emu/ipc/protocol.h"
 #include "emu/wire/packet.h"
 #include "objects/session_objects.h"
+#include "transport/raw.h"
 #include "transport/rc.h"
 #include "transport/ud.h"
 
@@ -110,6 +111,10 @@ void Engine::qp_destroying(Qp& qp) {
     qp.scheduled = false;
 }
 
+void Engine::wq_error(Wq& wq) {
+    raw::flush_wq(*this, wq);
+}
+
 void Engine::doorbell(SessionObjects& objects) {
     objects.qps.for_each([this](Qp& qp) { rc::doorbell(*this, qp); });
 }
@@ -151,6 +156,7 @@ namespace nicsim {
 
 std::string Engine::counters_json() const {
     const LinkCounters& c = link_.counters();
+    const RawCounters& raw = nic_.raw_counters();
     auto field = [](const char* name, uint64_t v) {
         return std::string("\"") + name + "\":" + std::to_string(v);
     };
@@ -160,7 +166,11 @@ std::string Engine::counters_json() const {
            field("unknown_qp", c.unknown_qp) + "," + field("fault_drops", c.fault_drops) + "," +
            field("fault_duplicates", c.fault_duplicates) + "," +
            field("fault_reorders", c.fault_reorders) + "," +
-           field("fault_corruptions", c.fault_corruptions) + "}";
+           field("fault_corruptions", c.fault_corruptions) + "," +
+           field("raw_tx_frames", raw.tx_frames) + "," + field("raw_tx_bytes", raw.tx_bytes) + "," +
+           field("raw_delivered", raw.delivered) + "," +
+           field("raw_no_flow_drops", raw.no_flow_drops) + "," +
+           field("raw_no_wqe_drops", raw.no_wqe_drops) + "}";
 }
 
 } // namespace nicsim

@@ -1,5 +1,7 @@
 #include "nic.h"
 
+#include <algorithm>
+
 namespace nicsim {
 
 namespace {
@@ -72,6 +74,16 @@ void Nic::unregister_qp(const Qp& qp) {
 Qp* Nic::qp_by_qpn(uint32_t qpn) const {
     auto it = by_qpn_.find(qpn);
     return it == by_qpn_.end() ? nullptr : it->second;
+}
+
+void Nic::add_flow(Flow& flow) {
+    auto at = std::upper_bound(flows_.begin(), flows_.end(), flow.priority,
+                               [](uint16_t p, const Flow* f) { return p < f->priority; });
+    flows_.insert(at, &flow);
+}
+
+void Nic::remove_flow(const Flow& flow) {
+    flows_.erase(std::remove(flows_.begin(), flows_.end(), &flow), flows_.end());
 }
 
 } // namespace nicsim

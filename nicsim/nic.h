@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace nicsim {
 
@@ -22,10 +23,20 @@ class DataPath {
     virtual ~DataPath() = default;
     virtual void qp_modified(Qp& qp, ibv_qp_state from) = 0;
     virtual void qp_destroying(Qp& qp) = 0;
+    // A receive work queue went to ERR: its posted receives complete with WR_FLUSH_ERR.
+    virtual void wq_error(Wq& wq) { (void)wq; }
     // A session's app posted work (SQ, RQ or SRQ).
     virtual void doorbell(SessionObjects& objects) = 0;
     // The wire's counters as a JSON object, for status.
     virtual std::string counters_json() const = 0;
+};
+
+// Raw Ethernet frames through the port's loopback (raw packet QPs and flow steering).
+struct RawCounters {
+    uint64_t tx_frames = 0, tx_bytes = 0;
+    uint64_t delivered = 0;     // copies handed to a receive queue (one frame may go to several)
+    uint64_t no_flow_drops = 0; // frames no flow matched
+    uint64_t no_wqe_drops = 0;  // a matching QP or WQ had no receive posted (or was not ready)
 };
 
 // Device-wide totals, checked against the device limits when objects are created.
@@ -62,6 +73,17 @@ class Nic {
 
     uint32_t next_session_id() { return ++last_session_id_; }
 
+    // Flow steering: every session's rules, lowest priority value first (then oldest first),
+    // the order frames are matched in.
+    void add_flow(Flow& flow);
+    void remove_flow(const Flow& flow);
+    const std::vector<Flow*>& flows() const { return flows_; }
+    RawCounters& raw_counters() { return raw_counters_; }
+    const RawCounters& raw_counters() const { return raw_counters_; }
+    // Numbers the app sees for WQs and indirection tables (never reused while the NIC runs).
+    uint32_t next_wq_num() { return ++last_wq_num_ & 0xffffff; }
+    uint32_t next_ind_table_num() { return ++last_ind_table_num_; }
+
     DataPath* data_path() const { return data_path_; }
     void set_data_path(DataPath* dp) { data_path_ = dp; }
 
@@ -73,6 +95,10 @@ class Nic {
     std::unordered_map<uint32_t, Qp*> by_qpn_;
     uint32_t next_qpn_ = 0x11;
     uint32_t last_session_id_ = 0;
+    std::vector<Flow*> flows_;
+    RawCounters raw_counters_;
+    uint32_t last_wq_num_ = 0;
+    uint32_t last_ind_table_num_ = 0;
     ObjectTotals totals_;
     DataPath* data_path_ = nullptr;
 };

@@ -36,6 +36,13 @@ void install_ops(EmuContext& c) {
     c.vctx.dealloc_td = verbs::dealloc_td;
     c.vctx.alloc_parent_domain = verbs::alloc_parent_domain;
     c.vctx.query_rt_values = verbs::query_rt_values_ex;
+    c.vctx.ibv_create_flow = verbs::create_flow;
+    c.vctx.ibv_destroy_flow = verbs::destroy_flow;
+    c.vctx.create_wq = verbs::create_wq;
+    c.vctx.modify_wq = verbs::modify_wq;
+    c.vctx.destroy_wq = verbs::destroy_wq;
+    c.vctx.create_rwq_ind_table = verbs::create_rwq_ind_table;
+    c.vctx.destroy_rwq_ind_table = verbs::destroy_rwq_ind_table;
 }
 
 } // namespace

@@ -22,6 +22,8 @@ bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
                op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
     case IBV_QPT_UD:
         return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
+    case IBV_QPT_RAW_PACKET:
+        return op == IBV_WR_SEND; // the SGEs hold one whole Ethernet frame
     default:
         return false;
     }
@@ -132,8 +134,9 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     EmuQp& q = *emu_qp(qp);
-    // Receives come from the SRQ when there is one; a QP takes them from INIT on.
-    if (qp->srq || qp->state == IBV_QPS_RESET) {
+    // Receives come from the SRQ when there is one (or an RSS QP's WQs); a QP takes them from
+    // INIT on.
+    if (qp->srq || !q.rq.header || qp->state == IBV_QPS_RESET) {
         *bad_wr = wr;
         return EINVAL;
     }
@@ -150,6 +153,15 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     uint32_t max_sge = s.max_sge;
     return post(srq->context, s.ring, wr, bad_wr, [max_sge](const ibv_recv_wr& w, char* slot) {
         return write_recv_wqe(w, max_sge, slot);
+    });
+}
+
+int post_wq_recv(ibv_wq* wq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+    EmuWq& w = *emu_wq(wq);
+    std::lock_guard lock(w.mutex);
+    uint32_t max_sge = w.max_sge;
+    return post(wq->context, w.ring, wr, bad_wr, [max_sge](const ibv_recv_wr& r, char* slot) {
+        return write_recv_wqe(r, max_sge, slot);
     });
 }
 

@@ -64,6 +64,17 @@ int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
     ex.completion_timestamp_mask = UINT64_MAX;
     ex.hca_core_clock = 1000000; // kHz
     ex.max_dm_size = r.max_dm_size;
+    // RSS for raw packet QPs: Toeplitz over IPv4/IPv6 addresses and TCP/UDP ports
+    // (nicsim/device_limits.h: kMaxRwqIndTables, kMaxWq).
+    ex.rss_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+    ex.rss_caps.max_rwq_indirection_tables = 4096;
+    ex.rss_caps.max_rwq_indirection_table_size = 1u << ipc::kMaxRwqIndTableLog;
+    ex.rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+    ex.rss_caps.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 |
+                                      IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6 |
+                                      IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP |
+                                      IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP;
+    ex.max_wq_type_rq = 16384;
     std::memcpy(attr, &ex, std::min(attr_size, sizeof ex));
     return 0;
 }

@@ -156,6 +156,19 @@ struct EmuSrq {
     uint32_t max_sge = 0;
 };
 
+// A receive work queue (ibv_create_wq): its ring, posted to with ibv_post_wq_recv.
+struct EmuWq {
+    ibv_wq wq;
+    std::mutex mutex;
+    Mapping memory;
+    ShimRing ring;
+    uint32_t max_sge = 0;
+};
+
+inline EmuWq* emu_wq(ibv_wq* wq) {
+    return reinterpret_cast<EmuWq*>(wq);
+}
+
 // Waits (on the object's own mutex and cond) until the app has acked `reported` events.
 template <typename Obj> void wait_for_acks(Obj& obj, uint32_t& completed, uint32_t reported) {
     pthread_mutex_lock(&obj.mutex);

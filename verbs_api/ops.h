@@ -14,6 +14,7 @@ int req_notify_cq(ibv_cq* cq, int solicited_only);
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+int post_wq_recv(ibv_wq* wq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 
 ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr);
 ibv_cq_ex* create_cq_ex(ibv_context* ctx, ibv_cq_init_attr_ex* attr);
@@ -38,6 +39,15 @@ int dealloc_mw(ibv_mw* mw);
 int bind_mw(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* bind);
 // A BIND_MW WQE (fields as emu::ipc::SendWqe documents them).
 void fill_bind_wqe(emu::ipc::SendWqe& w, ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info& info);
+
+// Flow steering and RSS (raw packet QPs).
+ibv_flow* create_flow(ibv_qp* qp, ibv_flow_attr* attr);
+int destroy_flow(ibv_flow* flow);
+ibv_wq* create_wq(ibv_context* ctx, ibv_wq_init_attr* attr);
+int modify_wq(ibv_wq* wq, ibv_wq_attr* attr);
+int destroy_wq(ibv_wq* wq);
+ibv_rwq_ind_table* create_rwq_ind_table(ibv_context* ctx, ibv_rwq_ind_table_init_attr* attr);
+int destroy_rwq_ind_table(ibv_rwq_ind_table* table);
 
 int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t attr_size);
 int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,

@@ -27,9 +27,65 @@ uint64_t supported_send_ops(ibv_qp_type type) {
         return send | write | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
     case IBV_QPT_UD:
         return send;
+    case IBV_QPT_RAW_PACKET:
+        return IBV_QP_EX_WITH_SEND; // no TSO
     default:
         return 0;
     }
+}
+
+// The app's ibv_qp for a QP the NIC made.
+EmuQp* new_qp(ibv_context* ctx, const ibv_qp_init_attr_ex& attr, const ipc::CreateQpReply& r) {
+    auto* eqp = new (std::nothrow) EmuQp{};
+    if (!eqp) return nullptr;
+    ibv_qp& qp = *eqp->qp();
+    qp.context = ctx;
+    qp.qp_context = attr.qp_context;
+    qp.pd = attr.pd;
+    qp.send_cq = attr.send_cq;
+    qp.recv_cq = attr.recv_cq;
+    qp.srq = attr.srq;
+    qp.handle = r.handle;
+    qp.qp_num = r.qpn;
+    qp.state = IBV_QPS_RESET;
+    qp.qp_type = attr.qp_type;
+    pthread_mutex_init(&qp.mutex, nullptr);
+    pthread_cond_init(&qp.cond, nullptr);
+    return eqp;
+}
+
+void track(ibv_context* ctx, ibv_qp& qp) {
+    EmuContext* c = emu_context(ctx);
+    std::lock_guard lock(c->events_mutex);
+    c->qps[qp.handle] = &qp;
+}
+
+// A receive-only raw packet QP that spreads frames over an indirection table's WQs.
+ibv_qp* create_rss_qp(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
+    constexpr uint32_t rss = IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH;
+    if ((attr->comp_mask & rss) != rss || !attr->rwq_ind_tbl) return fail<ibv_qp>(EINVAL);
+    if (attr->qp_type != IBV_QPT_RAW_PACKET) return fail<ibv_qp>(EINVAL);
+    if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) return fail<ibv_qp>(EINVAL);
+    const ibv_rx_hash_conf& h = attr->rx_hash_conf;
+    if (!h.rx_hash_key || h.rx_hash_key_len == 0 || h.rx_hash_key_len > ipc::kMaxRxHashKeyLen)
+        return fail<ibv_qp>(EINVAL);
+    ipc::CreateRssQpReq req{};
+    req.pd = attr->pd->handle;
+    req.ind_table = static_cast<uint32_t>(attr->rwq_ind_tbl->ind_tbl_handle);
+    req.hash_function = h.rx_hash_function;
+    req.key_len = h.rx_hash_key_len;
+    req.fields_mask = h.rx_hash_fields_mask;
+    std::memcpy(req.key, h.rx_hash_key, h.rx_hash_key_len);
+    ipc::CreateQpReply r{};
+    if (int err = control(ctx).call<ipc::Op::CreateRssQp>(req, r)) return fail<ibv_qp>(err);
+    EmuQp* eqp = new_qp(ctx, *attr, r);
+    if (!eqp) {
+        control(ctx).call<ipc::Op::DestroyQp>({r.handle, 0});
+        return fail<ibv_qp>(ENOMEM);
+    }
+    attr->cap = {};
+    track(ctx, *eqp->qp());
+    return eqp->qp();
 }
 
 } // namespace
@@ -38,11 +94,14 @@ namespace verbs {
 
 ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
     if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) return fail<ibv_qp>(EINVAL);
-    constexpr uint32_t known =
-        IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-    if (attr->comp_mask & ~known) return fail<ibv_qp>(EOPNOTSUPP); // XRC, TSO, RSS
+    constexpr uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+                               IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | IBV_QP_INIT_ATTR_IND_TABLE |
+                               IBV_QP_INIT_ATTR_RX_HASH;
+    if (attr->comp_mask & ~known) return fail<ibv_qp>(EOPNOTSUPP); // XRC, TSO
     if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)
         return fail<ibv_qp>(EOPNOTSUPP);
+    if (attr->comp_mask & (IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH))
+        return create_rss_qp(ctx, attr);
     bool send_ops = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
     if (send_ops && (attr->send_ops_flags & ~supported_send_ops(attr->qp_type)))
         return fail<ibv_qp>(EOPNOTSUPP);
@@ -58,7 +117,7 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
     ipc::CreateQpReply r{};
     ipc::PassedFds fds;
     if (int err = control(ctx).call<ipc::Op::CreateQp>(req, r, &fds)) return fail<ibv_qp>(err);
-    auto* eqp = new (std::nothrow) EmuQp{};
+    EmuQp* eqp = new_qp(ctx, *attr, r);
     int err = eqp ? eqp->memory.map_reply(fds, r.ring_bytes) : ENOMEM;
     if (err) {
         fds.close_all();
@@ -73,26 +132,12 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
                    r.rq_wqe_size, 0};
     eqp->cap = r.cap;
     ibv_qp& qp = *eqp->qp();
-    qp.context = ctx;
-    qp.qp_context = attr->qp_context;
-    qp.pd = pd;
-    qp.send_cq = attr->send_cq;
-    qp.recv_cq = attr->recv_cq;
-    qp.srq = attr->srq;
-    qp.handle = r.handle;
-    qp.qp_num = r.qpn;
-    qp.state = IBV_QPS_RESET;
-    qp.qp_type = attr->qp_type;
-    pthread_mutex_init(&qp.mutex, nullptr);
-    pthread_cond_init(&qp.cond, nullptr);
     if (send_ops) {
         eqp->has_send_ops = true;
         install_send_ops(*eqp);
     }
     attr->cap = r.cap; // the caps the QP really has
-    EmuContext* c = emu_context(ctx);
-    std::lock_guard lock(c->events_mutex);
-    c->qps[qp.handle] = &qp;
+    track(ctx, qp);
     return &qp;
 }
 

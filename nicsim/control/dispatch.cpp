@@ -41,6 +41,14 @@ constexpr auto make_table() {
     VERB(RegDmMr, reg_dm_mr);
     VERB(AllocMw, alloc_mw);
     VERB(DeallocMw, dealloc_mw);
+    VERB(CreateFlow, create_flow);
+    VERB(DestroyFlow, destroy_flow);
+    VERB(CreateWq, create_wq);
+    VERB(ModifyWq, modify_wq);
+    VERB(DestroyWq, destroy_wq);
+    VERB(CreateRwqIndTable, create_rwq_ind_table);
+    VERB(DestroyRwqIndTable, destroy_rwq_ind_table);
+    VERB(CreateRssQp, create_rss_qp);
     VERB(CreateCompChannel, create_comp_channel);
     VERB(DestroyCompChannel, destroy_comp_channel);
     VERB(CreateCq, create_cq);

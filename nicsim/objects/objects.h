@@ -3,6 +3,7 @@
 #pragma once
 
 #include "data/shared_memory.h"
+#include "emu/flow_match.h"
 #include "emu/ipc/rings.h"
 #include "transport/qp_transport.h"
 #include "unique_fd.h"
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <sys/types.h>
+#include <vector>
 
 namespace nicsim {
 
@@ -95,6 +97,39 @@ struct Srq {
     Ring ring;
 };
 
+// A receive work queue (ibv_create_wq): receives for the RSS QPs whose indirection tables name
+// it, completed on its own CQ. Receives only in IBV_WQS_RDY.
+struct Wq {
+    uint32_t handle = 0;
+    uint32_t users = 0; // indirection tables naming it
+    uint32_t wq_num = 0;
+    Pd* pd = nullptr;
+    Cq* cq = nullptr;
+    ibv_wq_state state = IBV_WQS_RESET;
+    uint32_t max_sge = 0;
+    pid_t pid = 0;
+    SessionObjects* owner = nullptr;
+    SharedMemory memory;
+    Ring ring;
+};
+
+struct RwqIndTable {
+    uint32_t handle = 0;
+    uint32_t users = 0; // RSS QPs using it
+    uint32_t ind_tbl_num = 0;
+    std::vector<Wq*> wqs; // 2^log_size entries
+};
+
+struct Qp;
+
+// A steering rule (ibv_create_flow): frames matching `rule` go to `qp`.
+struct Flow {
+    uint32_t handle = 0;
+    Qp* qp = nullptr;
+    uint16_t priority = 0;
+    emu::flow::Rule rule;
+};
+
 struct Ah {
     uint32_t handle = 0;
     Pd* pd = nullptr;
@@ -120,6 +155,12 @@ struct Qp {
     ResponderState resp;
     QpCounters counters;
     bool scheduled = false; // in the engine's run queue
+    uint32_t flows = 0;     // steering rules delivering to it: destroying it is EBUSY meanwhile
+    // RSS (a raw packet QP made by CreateRssQp): no rings; received frames go to the WQ the
+    // hash picks.
+    RwqIndTable* ind_table = nullptr;
+    uint64_t rx_hash_fields = 0;
+    std::vector<uint8_t> rx_hash_key;
 };
 
 } // namespace nicsim

@@ -9,13 +9,22 @@ std::string SessionObjects::counts_json() const {
            ",\"cq\":" + std::to_string(cqs.size()) + ",\"qp\":" + std::to_string(qps.size()) +
            ",\"srq\":" + std::to_string(srqs.size()) + ",\"ah\":" + std::to_string(ahs.size()) +
            ",\"comp_channel\":" + std::to_string(channels.size()) +
-           ",\"dm\":" + std::to_string(dms.size()) + ",\"mw\":" + std::to_string(mws.size()) + "}";
+           ",\"dm\":" + std::to_string(dms.size()) + ",\"mw\":" + std::to_string(mws.size()) +
+           ",\"flow\":" + std::to_string(flows.size()) + ",\"wq\":" + std::to_string(wqs.size()) +
+           ",\"rwq_ind_table\":" + std::to_string(ind_tables.size()) + "}";
 }
 
 void SessionObjects::destroy_all(Nic& nic) {
-    // QPs first (they use CQs, SRQs and PDs), PDs last.
+    // Flows first (they point at QPs), then QPs (they use CQs, SRQs, indirection tables and
+    // PDs), PDs last.
+    while (Flow* flow = flows.newest())
+        free_flow(nic, *this, *flow);
     while (Qp* qp = qps.newest())
         free_qp(nic, *this, *qp);
+    while (RwqIndTable* t = ind_tables.newest())
+        free_ind_table(nic, *this, *t);
+    while (Wq* wq = wqs.newest())
+        free_wq(nic, *this, *wq);
     while (Ah* ah = ahs.newest())
         free_ah(nic, *this, *ah);
     while (Srq* srq = srqs.newest())

@@ -24,10 +24,14 @@ struct SessionObjects {
     HandleTable<Srq> srqs;
     HandleTable<Qp> qps;
     HandleTable<Ah> ahs;
+    HandleTable<Flow> flows;
+    HandleTable<Wq> wqs;
+    HandleTable<RwqIndTable> ind_tables;
 
     size_t count() const {
         return pds.size() + mrs.size() + mws.size() + dms.size() + channels.size() + cqs.size() +
-               srqs.size() + qps.size() + ahs.size();
+               srqs.size() + qps.size() + ahs.size() + flows.size() + wqs.size() +
+               ind_tables.size();
     }
     // Object counts as JSON: {"pd":1,"mr":2,...}
     std::string counts_json() const;

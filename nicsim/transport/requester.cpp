@@ -5,6 +5,7 @@
 #include "memory_access.h"
 #include "memory_windows.h"
 #include "nic.h"
+#include "raw.h"
 #include "rc.h"
 #include "ud.h"
 
@@ -38,6 +39,7 @@ bool is_atomic(uint32_t opcode) {
 }
 
 bool valid_opcode(ibv_qp_type type, uint32_t op) {
+    if (type == IBV_QPT_RAW_PACKET) return op == IBV_WR_SEND; // a frame, nothing else
     switch (op) {
     case IBV_WR_SEND:
     case IBV_WR_SEND_WITH_IMM:
@@ -220,8 +222,8 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
             ++r.cursor;
             continue;
         }
-        if (qp.type == IBV_QPT_UD) {
-            op.status = ud::send(env, qp, op);
+        if (qp.type == IBV_QPT_UD || qp.type == IBV_QPT_RAW_PACKET) {
+            op.status = qp.type == IBV_QPT_UD ? ud::send(env, qp, op) : raw::send(env, qp, op);
             op.started = op.done = true;
             ++r.cursor;
             --budget;

@@ -8,7 +8,8 @@ namespace nicsim {
 namespace {
 
 bool supported_type(uint32_t type) {
-    return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD;
+    return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD ||
+           type == IBV_QPT_RAW_PACKET;
 }
 
 int check_caps(const ibv_qp_cap& cap, bool has_srq) {
@@ -50,9 +51,7 @@ int make_qp_rings(Qp& qp, std::vector<UniqueFd>& fds) {
 } // namespace
 
 int create_qp(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) {
-    if (q.qp_type == IBV_QPT_XRC_SEND || q.qp_type == IBV_QPT_XRC_RECV ||
-        q.qp_type == IBV_QPT_RAW_PACKET)
-        return EOPNOTSUPP;
+    if (q.qp_type == IBV_QPT_XRC_SEND || q.qp_type == IBV_QPT_XRC_RECV) return EOPNOTSUPP;
     if (!supported_type(q.qp_type)) return EINVAL;
     Pd* pd = c.objects.pds.get(q.pd);
     Cq* send_cq = c.objects.cqs.get(q.send_cq);
@@ -110,6 +109,43 @@ int create_qp(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) 
     return 0;
 }
 
+int create_rss_qp(VerbContext& c, const ipc::CreateRssQpReq& q, ipc::CreateQpReply& r) {
+    Pd* pd = c.objects.pds.get(q.pd);
+    RwqIndTable* table = c.objects.ind_tables.get(q.ind_table);
+    if (!pd || !table) return EINVAL;
+    if (q.hash_function != IBV_RX_HASH_FUNC_TOEPLITZ) return EOPNOTSUPP;
+    constexpr uint64_t kFields = IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 |
+                                 IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6 |
+                                 IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP |
+                                 IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP;
+    if (q.fields_mask & ~kFields) return EOPNOTSUPP; // IPsec SPI, inner headers
+    if (q.key_len == 0 || q.key_len > ipc::kMaxRxHashKeyLen) return EINVAL;
+    if (c.nic.totals().qp >= limits::kMaxQp) return ENOMEM;
+    auto qp = std::make_unique<Qp>();
+    qp->type = IBV_QPT_RAW_PACKET;
+    qp->pd = pd;
+    qp->pid = c.pid;
+    qp->owner = &c.objects;
+    qp->ind_table = table;
+    qp->rx_hash_fields = q.fields_mask;
+    qp->rx_hash_key.assign(q.key, q.key + q.key_len);
+    qp->attr.qp_state = IBV_QPS_RESET;
+    qp->attr.port_num = 1;
+    Qp& made = c.objects.qps.add(std::move(qp));
+    if (!c.nic.register_qp(made)) {
+        c.objects.qps.erase(made.handle);
+        return ENOMEM;
+    }
+    ++pd->users;
+    ++table->users;
+    ++c.nic.totals().qp;
+    r.handle = made.handle;
+    r.qpn = made.qpn;
+    c.log.debug("{} qp#{} created: qpn {:#x} RSS over rwq_ind_table#{} ({} WQs), fields {:#x}",
+                c.prefix, made.handle, made.qpn, table->handle, table->wqs.size(), q.fields_mask);
+    return 0;
+}
+
 int query_qp(VerbContext& c, const ipc::QueryQpReq& q, ipc::QueryQpReply& r) {
     Qp* qp = c.objects.qps.get(q.qp);
     if (!qp) return EINVAL;
@@ -127,8 +163,9 @@ void free_qp(Nic& nic, SessionObjects& objs, Qp& qp) {
     if (DataPath* dp = nic.data_path()) dp->qp_destroying(qp);
     nic.unregister_qp(qp);
     --qp.pd->users;
-    --qp.send_cq->users;
-    --qp.recv_cq->users;
+    if (qp.ind_table) --qp.ind_table->users;
+    if (qp.send_cq) --qp.send_cq->users;
+    if (qp.recv_cq) --qp.recv_cq->users;
     if (qp.srq) --qp.srq->users;
     --nic.totals().qp;
     objs.qps.erase(qp.handle);
@@ -137,6 +174,7 @@ void free_qp(Nic& nic, SessionObjects& objs, Qp& qp) {
 int destroy_qp(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Qp* qp = c.objects.qps.get(q.handle);
     if (!qp) return EINVAL;
+    if (qp->flows) return EBUSY; // as the kernel: flows hold a reference on their QP
     c.log.debug("{} qp#{} destroyed (qpn {:#x})", c.prefix, qp->handle, qp->qpn);
     free_qp(c.nic, c.objects, *qp);
     return 0;

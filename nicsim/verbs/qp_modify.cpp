@@ -96,6 +96,7 @@ void apply(Qp& qp, const ibv_qp_attr& a, uint32_t mask, ibv_qp_state next) {
 int modify_qp(VerbContext& c, const ipc::ModifyQpReq& q, ipc::Empty&) {
     Qp* qp = c.objects.qps.get(q.qp);
     if (!qp) return EINVAL;
+    if (qp->ind_table) return EOPNOTSUPP; // an RSS QP has no queues of its own to change
     const ibv_qp_attr& a = q.attr;
     // As rxe: a caller-supplied current state stands in for the QP's own.
     uint32_t raw_cur = (q.mask & IBV_QP_CUR_STATE) ? raw(a.cur_qp_state) : raw(qp->attr.qp_state);

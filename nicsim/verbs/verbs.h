@@ -50,6 +50,17 @@ int create_qp(VerbContext&, const ipc::CreateQpReq&, ipc::CreateQpReply&);
 int modify_qp(VerbContext&, const ipc::ModifyQpReq&, ipc::Empty&);
 int query_qp(VerbContext&, const ipc::QueryQpReq&, ipc::QueryQpReply&);
 int destroy_qp(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+int create_rss_qp(VerbContext&, const ipc::CreateRssQpReq&, ipc::CreateQpReply&);
+
+int create_flow(VerbContext&, const ipc::CreateFlowReq&, ipc::HandleReply&);
+int destroy_flow(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+
+int create_wq(VerbContext&, const ipc::CreateWqReq&, ipc::CreateWqReply&);
+int modify_wq(VerbContext&, const ipc::ModifyWqReq&, ipc::Empty&);
+int destroy_wq(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+int create_rwq_ind_table(VerbContext&, const ipc::CreateRwqIndTableReq&,
+                         ipc::CreateRwqIndTableReply&);
+int destroy_rwq_ind_table(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
 
 int create_srq(VerbContext&, const ipc::CreateSrqReq&, ipc::CreateSrqReply&);
 int modify_srq(VerbContext&, const ipc::ModifySrqReq&, ipc::Empty&);
@@ -69,5 +80,8 @@ void free_cq(Nic&, SessionObjects&, Cq&);
 void free_qp(Nic&, SessionObjects&, Qp&);
 void free_srq(Nic&, SessionObjects&, Srq&);
 void free_ah(Nic&, SessionObjects&, Ah&);
+void free_flow(Nic&, SessionObjects&, Flow&);
+void free_wq(Nic&, SessionObjects&, Wq&);
+void free_ind_table(Nic&, SessionObjects&, RwqIndTable&);
 
 } // namespace nicsim

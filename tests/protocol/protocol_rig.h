@@ -11,6 +11,7 @@
 #include "emu/wire/psn.h"
 #include "nic.h"
 #include "objects/session_objects.h"
+#include "transport/raw.h"
 #include "transport/rc.h"
 #include "verbs/verbs.h"
 
@@ -191,6 +192,7 @@ class FakeDataPath final : public nicsim::DataPath {
     explicit FakeDataPath(FakeEnv& env) : env_(env) {}
     void qp_modified(Qp& qp, ibv_qp_state from) override { nicsim::rc::modified(env_, qp, from); }
     void qp_destroying(Qp& qp) override { qp.scheduled = false; }
+    void wq_error(nicsim::Wq& wq) override { nicsim::raw::flush_wq(env_, wq); }
     void doorbell(nicsim::SessionObjects& objects) override {
         objects.qps.for_each([this](Qp& qp) { nicsim::rc::doorbell(env_, qp); });
     }

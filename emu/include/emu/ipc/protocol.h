@@ -54,6 +54,14 @@ enum class Op : uint16_t {
     RegDmMr,
     AllocMw,
     DeallocMw,
+    CreateFlow,
+    DestroyFlow,
+    CreateWq,
+    ModifyWq,
+    DestroyWq,
+    CreateRwqIndTable,
+    DestroyRwqIndTable,
+    CreateRssQp,
     Count, // not an op: one past the last
 };
 
@@ -287,6 +295,78 @@ struct CreateAhReq {
     ibv_ah_attr attr;
 };
 
+// ibv_create_flow: the ibv_flow_attr's fields, then its specs as the app laid them out (each
+// starting with its type and size; emu/flow_match.h checks them). Replied with a HandleReply.
+inline constexpr size_t kMaxFlowSpecBytes = 512;
+struct CreateFlowReq {
+    uint32_t qp;
+    uint32_t comp_mask;
+    uint32_t type; // enum ibv_flow_attr_type
+    uint32_t flags;
+    uint16_t priority;
+    uint8_t num_of_specs;
+    uint8_t port;
+    uint32_t spec_bytes; // how many of `specs` are used
+    uint8_t specs[kMaxFlowSpecBytes];
+};
+
+// Receive work queues (ibv_create_wq, IBV_WQT_RQ): a ring like an SRQ's, with its own CQ.
+struct CreateWqReq {
+    uint32_t pd;
+    uint32_t cq;
+    uint32_t wq_type; // enum ibv_wq_type
+    uint32_t max_wr;
+    uint32_t max_sge;
+    uint32_t comp_mask;
+    uint32_t create_flags;
+    uint32_t reserved;
+};
+struct CreateWqReply { // with the ring's memfd
+    uint32_t handle;
+    uint32_t wq_num;
+    uint32_t max_wr; // actual sizes
+    uint32_t max_sge;
+    uint32_t entries;
+    uint32_t wqe_size;
+    uint64_t ring_bytes;
+};
+
+struct ModifyWqReq {
+    uint32_t wq;
+    uint32_t attr_mask; // enum ibv_wq_attr_mask
+    uint32_t wq_state;
+    uint32_t curr_wq_state;
+    uint32_t flags;
+    uint32_t flags_mask;
+};
+
+// An indirection table of 2^log_size WQs (by handle), for RSS QPs.
+inline constexpr uint32_t kMaxRwqIndTableLog = 7;
+struct CreateRwqIndTableReq {
+    uint32_t log_size;
+    uint32_t comp_mask;
+    uint32_t wqs[1u << kMaxRwqIndTableLog];
+};
+struct CreateRwqIndTableReply {
+    uint32_t handle;
+    uint32_t ind_tbl_num;
+};
+
+// A raw packet QP that only receives, spreading frames over an indirection table's WQs by a
+// hash (ibv_create_qp_ex with IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH). It has
+// no rings of its own: the reply's ring fields are 0 and no memfd comes with it.
+inline constexpr size_t kMaxRxHashKeyLen = 128;
+struct CreateRssQpReq {
+    uint32_t pd;
+    uint32_t ind_table;
+    uint8_t hash_function; // enum ibv_rx_hash_function_flags
+    uint8_t key_len;
+    uint16_t reserved;
+    uint32_t reserved2;
+    uint64_t fields_mask; // enum ibv_rx_hash_fields
+    uint8_t key[kMaxRxHashKeyLen];
+};
+
 // Async events (ibv_get_async_event) arrive on the context's async socket, one record per
 // datagram. `handle` names the QP, CQ or SRQ, or is the port number for port events.
 struct AsyncEventRecord {
@@ -338,6 +418,14 @@ EMU_IPC_OP(FreeDm, HandleReq, Empty)
 EMU_IPC_OP(RegDmMr, RegDmMrReq, RegMrReply)
 EMU_IPC_OP(AllocMw, AllocMwReq, AllocMwReply)
 EMU_IPC_OP(DeallocMw, HandleReq, Empty)
+EMU_IPC_OP(CreateFlow, CreateFlowReq, HandleReply)
+EMU_IPC_OP(DestroyFlow, HandleReq, Empty)
+EMU_IPC_OP(CreateWq, CreateWqReq, CreateWqReply)
+EMU_IPC_OP(ModifyWq, ModifyWqReq, Empty)
+EMU_IPC_OP(DestroyWq, HandleReq, Empty)
+EMU_IPC_OP(CreateRwqIndTable, CreateRwqIndTableReq, CreateRwqIndTableReply)
+EMU_IPC_OP(DestroyRwqIndTable, HandleReq, Empty)
+EMU_IPC_OP(CreateRssQp, CreateRssQpReq, CreateQpReply)
 #undef EMU_IPC_OP
 
 // Size of an op's request body as it travels (Empty travels as zero bytes).
