@@ -35,6 +35,11 @@ void install_ops(EmuContext& c) {
     c.vctx.dealloc_td = verbs::dealloc_td;
     c.vctx.alloc_parent_domain = verbs::alloc_parent_domain;
     c.vctx.query_rt_values = verbs::query_rt_values_ex;
+    c.vctx.open_xrcd = verbs::open_xrcd;
+    c.vctx.close_xrcd = verbs::close_xrcd;
+    c.vctx.create_srq_ex = verbs::create_srq_ex;
+    c.vctx.get_srq_num = verbs::get_srq_num;
+    c.vctx.open_qp = verbs::open_qp;
 }
 
 } // namespace

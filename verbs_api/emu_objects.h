@@ -154,7 +154,18 @@ struct EmuSrq {
     Mapping memory;
     ShimRing ring;
     uint32_t max_sge = 0;
+    uint32_t srqn = 0; // the NIC's SRQ number (ibv_get_srq_num)
 };
+
+// An XRC domain handle (ibv_open_xrcd).
+struct EmuXrcd {
+    ibv_xrcd xrcd;
+    uint32_t handle = 0;
+};
+
+inline EmuXrcd* emu_xrcd(ibv_xrcd* x) {
+    return reinterpret_cast<EmuXrcd*>(x);
+}
 
 // Waits (on the object's own mutex and cond) until the app has acked `reported` events.
 template <typename Obj> void wait_for_acks(Obj& obj, uint32_t& completed, uint32_t reported) {

@@ -9,17 +9,20 @@ std::string SessionObjects::counts_json() const {
            ",\"cq\":" + std::to_string(cqs.size()) + ",\"qp\":" + std::to_string(qps.size()) +
            ",\"srq\":" + std::to_string(srqs.size()) + ",\"ah\":" + std::to_string(ahs.size()) +
            ",\"comp_channel\":" + std::to_string(channels.size()) +
-           ",\"dm\":" + std::to_string(dms.size()) + ",\"mw\":" + std::to_string(mws.size()) + "}";
+           ",\"dm\":" + std::to_string(dms.size()) + ",\"mw\":" + std::to_string(mws.size()) +
+           ",\"xrcd\":" + std::to_string(xrcds.size()) + "}";
 }
 
 void SessionObjects::destroy_all(Nic& nic) {
-    // QPs first (they use CQs, SRQs and PDs), PDs last.
+    // QPs first (they use CQs, SRQs, XRC domains and PDs), PDs last.
     while (Qp* qp = qps.newest())
         free_qp(nic, *this, *qp);
     while (Ah* ah = ahs.newest())
         free_ah(nic, *this, *ah);
     while (Srq* srq = srqs.newest())
         free_srq(nic, *this, *srq);
+    while (XrcdHandle* x = xrcds.newest())
+        free_xrcd(nic, *this, *x); // after the XRC SRQs and QPs in it
     while (Cq* cq = cqs.newest())
         free_cq(nic, *this, *cq);
     while (CompChannel* ch = channels.newest())

@@ -24,10 +24,11 @@ struct SessionObjects {
     HandleTable<Srq> srqs;
     HandleTable<Qp> qps;
     HandleTable<Ah> ahs;
+    HandleTable<XrcdHandle> xrcds;
 
     size_t count() const {
         return pds.size() + mrs.size() + mws.size() + dms.size() + channels.size() + cqs.size() +
-               srqs.size() + qps.size() + ahs.size();
+               srqs.size() + qps.size() + ahs.size() + xrcds.size();
     }
     // Object counts as JSON: {"pd":1,"mr":2,...}
     std::string counts_json() const;
