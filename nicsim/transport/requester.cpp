@@ -186,6 +186,8 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
 } // namespace
 
 void fetch(TransportEnv& env, Qp& qp) {
+    // An XRC_RECV QP has no send queue (its one-slot ring is only the app's to scribble on).
+    if (!qp.send_cq) return;
     RequesterState& r = qp.req;
     uint32_t producer = qp.sq.header->producer.load(std::memory_order_acquire);
     uint32_t consumer = qp.sq.header->consumer.load(std::memory_order_relaxed);

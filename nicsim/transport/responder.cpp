@@ -39,6 +39,7 @@ Target target_of(TransportEnv& env, Qp& qp, uint32_t srqn) {
         return {srq->pd, srq, &srq->ring, srq->cq, srq->attr.max_sge};
     }
     if (qp.srq) return {qp.pd, qp.srq, &qp.srq->ring, qp.recv_cq, qp.srq->attr.max_sge};
+    if (!qp.rq.header) return {qp.pd, nullptr, nullptr, qp.recv_cq, 0}; // XRC_SEND: no RQ
     return {qp.pd, nullptr, &qp.rq, qp.recv_cq, qp.cap.max_recv_sge};
 }
 
