@@ -58,7 +58,7 @@ ibv_device_attr Device::device_attr() const {
     a.max_qp = kMaxQp;
     a.max_qp_wr = kMaxQpWr;
     a.device_cap_flags = IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN |
-                         IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+                         IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC;
     a.max_mw = kMaxMw;
     a.max_sge = kMaxSge;
     a.max_sge_rd = kMaxSge;

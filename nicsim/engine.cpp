@@ -116,7 +116,9 @@ void Engine::wq_error(Wq& wq) {
 }
 
 void Engine::doorbell(SessionObjects& objects) {
-    objects.qps.for_each([this](Qp& qp) { rc::doorbell(*this, qp); });
+    objects.qps.for_each([this](Qp& qp) {
+        if (!qp.shared) rc::doorbell(*this, qp); // an ibv_open_qp handle has no queues
+    });
 }
 
 void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len) {
@@ -141,8 +143,12 @@ void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len) {
     }
     // The opcode's transport must be the QP's, and the packet must come from the QP's peer
     // (rxe makes the same checks).
-    bool type_ok = (qp->type == IBV_QPT_RC && wire::has(h.opcode, wire::kRC)) ||
-                   (qp->type == IBV_QPT_UC && wire::has(h.opcode, wire::kUC));
+    // XRC: the initiator (XRC_SEND) takes only responses, the target (XRC_RECV) only requests.
+    bool type_ok =
+        (qp->type == IBV_QPT_RC && wire::has(h.opcode, wire::kRC)) ||
+        (qp->type == IBV_QPT_UC && wire::has(h.opcode, wire::kUC)) ||
+        (qp->type == IBV_QPT_XRC_SEND && wire::has(h.opcode, wire::kXRC | wire::kResponse)) ||
+        (qp->type == IBV_QPT_XRC_RECV && wire::has(h.opcode, wire::kXRC | wire::kRequest));
     if (!type_ok || from.sin_addr.s_addr != rc::dest_addr(*qp) || (h.dest_qpn != qp->qpn)) {
         ++link_.counters().unknown_qp;
         return;

@@ -1,6 +1,8 @@
 #include "nic.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
 
 namespace nicsim {
 
@@ -84,6 +86,66 @@ void Nic::add_flow(Flow& flow) {
 
 void Nic::remove_flow(const Flow& flow) {
     flows_.erase(std::remove(flows_.begin(), flows_.end(), &flow), flows_.end());
+}
+
+uint32_t Nic::register_srq(Srq& srq) {
+    if (by_srqn_.size() >= kQpnMask - 1) return 0;
+    while (by_srqn_.count(next_srqn_))
+        next_srqn_ = next_srqn_ >= kQpnMask ? 1 : next_srqn_ + 1;
+    srq.srqn = next_srqn_;
+    by_srqn_[srq.srqn] = &srq;
+    next_srqn_ = next_srqn_ >= kQpnMask ? 1 : next_srqn_ + 1;
+    return srq.srqn;
+}
+
+void Nic::unregister_srq(const Srq& srq) {
+    by_srqn_.erase(srq.srqn);
+}
+
+Srq* Nic::srq_by_number(uint32_t srqn) const {
+    auto it = by_srqn_.find(srqn);
+    return it == by_srqn_.end() ? nullptr : it->second;
+}
+
+int Nic::open_xrcd(const std::pair<uint64_t, uint64_t>* file, int oflags, Xrcd** out) {
+    // As the kernel's ib_uverbs_open_xrcd.
+    if (file) {
+        auto it = xrcd_by_file_.find(*file);
+        if (it != xrcd_by_file_.end()) {
+            if (oflags & O_EXCL) return EINVAL;
+            ++it->second->opens;
+            *out = it->second;
+            return 0;
+        }
+        if (!(oflags & O_CREAT)) return EAGAIN;
+    }
+    auto x = std::make_unique<Xrcd>();
+    x->id = next_xrcd_id_++;
+    x->opens = 1;
+    if (file) {
+        x->by_file = true;
+        x->dev = file->first;
+        x->ino = file->second;
+        xrcd_by_file_[*file] = x.get();
+    }
+    *out = x.get();
+    xrcds_[x->id] = std::move(x);
+    return 0;
+}
+
+void Nic::close_xrcd(Xrcd& xrcd) {
+    if (--xrcd.opens) return;
+    if (xrcd.by_file) xrcd_by_file_.erase({xrcd.dev, xrcd.ino});
+    xrcds_.erase(xrcd.id);
+}
+
+void Nic::keep_orphan(std::unique_ptr<Qp> qp) {
+    uint32_t qpn = qp->qpn;
+    orphans_[qpn] = std::move(qp);
+}
+
+void Nic::drop_orphan(const Qp& qp) {
+    orphans_.erase(qp.qpn);
 }
 
 } // namespace nicsim

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -71,6 +73,23 @@ class Nic {
     void unregister_qp(const Qp& qp);
     Qp* qp_by_qpn(uint32_t qpn) const;
 
+    // SRQ numbers (ibv_get_srq_num), 24-bit, device-wide: XRC requests name their target SRQ
+    // by it. Returns 0 when the space is full.
+    uint32_t register_srq(Srq& srq);
+    void unregister_srq(const Srq& srq);
+    Srq* srq_by_number(uint32_t srqn) const;
+
+    // XRC domains. `file` (st_dev, st_ino) names a domain shared by all who open that file;
+    // nullptr makes a new one. The errno of ibv_open_xrcd: EAGAIN when the file names no
+    // domain and O_CREAT is not given, EINVAL when it names one and O_EXCL is given.
+    int open_xrcd(const std::pair<uint64_t, uint64_t>* file, int oflags, Xrcd** out);
+    void close_xrcd(Xrcd& xrcd); // one handle fewer; the last frees it
+
+    // A shared XRC_RECV QP whose creator let go while others still have it open lives here
+    // until the last of them closes it.
+    void keep_orphan(std::unique_ptr<Qp> qp);
+    void drop_orphan(const Qp& qp);
+
     uint32_t next_session_id() { return ++last_session_id_; }
 
     // Flow steering: every session's rules, lowest priority value first (then oldest first),
@@ -94,6 +113,12 @@ class Nic {
     std::unordered_map<uint32_t, Mw*> mw_by_rkey_;
     std::unordered_map<uint32_t, Qp*> by_qpn_;
     uint32_t next_qpn_ = 0x11;
+    std::unordered_map<uint32_t, Srq*> by_srqn_;
+    uint32_t next_srqn_ = 1;
+    std::unordered_map<uint32_t, std::unique_ptr<Xrcd>> xrcds_;
+    std::map<std::pair<uint64_t, uint64_t>, Xrcd*> xrcd_by_file_;
+    uint32_t next_xrcd_id_ = 1;
+    std::unordered_map<uint32_t, std::unique_ptr<Qp>> orphans_; // by QPN
     uint32_t last_session_id_ = 0;
     std::vector<Flow*> flows_;
     RawCounters raw_counters_;

@@ -43,6 +43,11 @@ void install_ops(EmuContext& c) {
     c.vctx.destroy_wq = verbs::destroy_wq;
     c.vctx.create_rwq_ind_table = verbs::create_rwq_ind_table;
     c.vctx.destroy_rwq_ind_table = verbs::destroy_rwq_ind_table;
+    c.vctx.open_xrcd = verbs::open_xrcd;
+    c.vctx.close_xrcd = verbs::close_xrcd;
+    c.vctx.create_srq_ex = verbs::create_srq_ex;
+    c.vctx.get_srq_num = verbs::get_srq_num;
+    c.vctx.open_qp = verbs::open_qp;
 }
 
 } // namespace

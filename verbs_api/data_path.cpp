@@ -15,6 +15,7 @@ namespace {
 bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
     switch (type) {
     case IBV_QPT_RC:
+    case IBV_QPT_XRC_SEND:
         return op <= IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_SEND_WITH_INV ||
                op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
     case IBV_QPT_UC:
@@ -38,6 +39,7 @@ int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
     w->wr_id = wr.wr_id;
     w->opcode = wr.opcode;
     w->send_flags = wr.send_flags;
+    if (q.ex.qp_base.qp_type == IBV_QPT_XRC_SEND) w->xrc_remote_srqn = wr.qp_type.xrc.remote_srqn;
     w->imm_data = wr.opcode == IBV_WR_SEND_WITH_INV || wr.opcode == IBV_WR_LOCAL_INV
                       ? wr.invalidate_rkey
                       : wr.imm_data;
@@ -123,7 +125,8 @@ int post(ibv_context* ctx, ShimRing& ring, Wr* wr, Wr** bad_wr, Fill fill) {
 
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     EmuQp& q = *emu_qp(qp);
-    if (qp->state < IBV_QPS_RTS) { // as rxe: a QP sends from RTS on (ERR flushes)
+    // As rxe: a QP sends from RTS on (ERR flushes). An XRC_RECV QP has no send queue.
+    if (qp->state < IBV_QPS_RTS || qp->qp_type == IBV_QPT_XRC_RECV || !q.sq.header) {
         *bad_wr = wr;
         return EINVAL;
     }
@@ -134,8 +137,8 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     EmuQp& q = *emu_qp(qp);
-    // Receives come from the SRQ when there is one (or an RSS QP's WQs); a QP takes them from
-    // INIT on.
+    // Receives come from the SRQ when there is one (or an RSS QP's WQs; XRC QPs have no
+    // receive queue either); a QP takes them from INIT on.
     if (qp->srq || !q.rq.header || qp->state == IBV_QPS_RESET) {
         *bad_wr = wr;
         return EINVAL;

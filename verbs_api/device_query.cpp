@@ -60,6 +60,7 @@ int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
                                                  IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;
     ex.odp_caps.per_transport_caps.ud_odp_caps =
         IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV;
+    ex.xrc_odp_caps = all;
     // Completion timestamps come from the NIC's clock: CLOCK_MONOTONIC in ns, i.e. 1 GHz.
     ex.completion_timestamp_mask = UINT64_MAX;
     ex.hca_core_clock = 1000000; // kHz

@@ -154,6 +154,7 @@ struct EmuSrq {
     Mapping memory;
     ShimRing ring;
     uint32_t max_sge = 0;
+    uint32_t srqn = 0; // the NIC's SRQ number (ibv_get_srq_num)
 };
 
 // A receive work queue (ibv_create_wq): its ring, posted to with ibv_post_wq_recv.
@@ -167,6 +168,16 @@ struct EmuWq {
 
 inline EmuWq* emu_wq(ibv_wq* wq) {
     return reinterpret_cast<EmuWq*>(wq);
+}
+
+// An XRC domain handle (ibv_open_xrcd).
+struct EmuXrcd {
+    ibv_xrcd xrcd;
+    uint32_t handle = 0;
+};
+
+inline EmuXrcd* emu_xrcd(ibv_xrcd* x) {
+    return reinterpret_cast<EmuXrcd*>(x);
 }
 
 // Waits (on the object's own mutex and cond) until the app has acked `reported` events.

@@ -17,6 +17,11 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 int post_wq_recv(ibv_wq* wq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 
 ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr);
+ibv_qp* open_qp(ibv_context* ctx, ibv_qp_open_attr* attr);
+ibv_srq* create_srq_ex(ibv_context* ctx, ibv_srq_init_attr_ex* attr);
+int get_srq_num(ibv_srq* srq, uint32_t* srq_num);
+ibv_xrcd* open_xrcd(ibv_context* ctx, ibv_xrcd_init_attr* attr);
+int close_xrcd(ibv_xrcd* xrcd);
 ibv_cq_ex* create_cq_ex(ibv_context* ctx, ibv_cq_init_attr_ex* attr);
 void install_cq_ex_ops(ibv_cq_ex& cq);
 int query_rt_values_ex(ibv_context* ctx, ibv_values_ex* values);

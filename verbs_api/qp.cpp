@@ -20,6 +20,7 @@ uint64_t supported_send_ops(ibv_qp_type type) {
     constexpr uint64_t write = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
     switch (type) {
     case IBV_QPT_RC:
+    case IBV_QPT_XRC_SEND:
         return send | write | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
                IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV |
                IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
@@ -93,11 +94,19 @@ ibv_qp* create_rss_qp(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
 namespace verbs {
 
 ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
-    if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) return fail<ibv_qp>(EINVAL);
-    constexpr uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
-                               IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | IBV_QP_INIT_ATTR_IND_TABLE |
-                               IBV_QP_INIT_ATTR_RX_HASH;
-    if (attr->comp_mask & ~known) return fail<ibv_qp>(EOPNOTSUPP); // XRC, TSO
+    constexpr uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
+                               IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+                               IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH;
+    if (attr->comp_mask & ~known) return fail<ibv_qp>(EOPNOTSUPP); // TSO
+    // As rdma-core's create_qp_ex_common: an XRC_RECV QP has a domain and nothing else, the
+    // other types a PD and a send CQ, and all but XRC_SEND a receive CQ.
+    const bool xrc_recv = attr->qp_type == IBV_QPT_XRC_RECV;
+    const bool xrc_send = attr->qp_type == IBV_QPT_XRC_SEND;
+    if (xrc_recv) {
+        if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd) return fail<ibv_qp>(EINVAL);
+    } else if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+        return fail<ibv_qp>(EINVAL);
+    }
     if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)
         return fail<ibv_qp>(EOPNOTSUPP);
     if (attr->comp_mask & (IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH))
@@ -105,15 +114,20 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
     bool send_ops = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
     if (send_ops && (attr->send_ops_flags & ~supported_send_ops(attr->qp_type)))
         return fail<ibv_qp>(EOPNOTSUPP);
-    if (!attr->send_cq || !attr->recv_cq) return fail<ibv_qp>(EINVAL);
-    ibv_pd* pd = attr->pd;
-    ipc::CreateQpReq req{pd->handle,
-                         attr->send_cq->handle,
-                         attr->recv_cq->handle,
-                         attr->srq ? attr->srq->handle : 0,
+    if (!xrc_recv && (!attr->send_cq || (!xrc_send && !attr->recv_cq))) return fail<ibv_qp>(EINVAL);
+    ibv_pd* pd = xrc_recv ? nullptr : attr->pd;
+    ibv_cq* send_cq = xrc_recv ? nullptr : attr->send_cq;
+    ibv_cq* recv_cq = xrc_recv || xrc_send ? nullptr : attr->recv_cq;
+    ibv_srq* srq = xrc_recv || xrc_send ? nullptr : attr->srq;
+    ipc::CreateQpReq req{pd ? pd->handle : 0,
+                         send_cq ? send_cq->handle : 0,
+                         recv_cq ? recv_cq->handle : 0,
+                         srq ? srq->handle : 0,
                          static_cast<uint32_t>(attr->qp_type),
                          static_cast<uint32_t>(attr->sq_sig_all),
-                         attr->cap};
+                         attr->cap,
+                         xrc_recv ? emu_xrcd(attr->xrcd)->handle : 0,
+                         0};
     ipc::CreateQpReply r{};
     ipc::PassedFds fds;
     if (int err = control(ctx).call<ipc::Op::CreateQp>(req, r, &fds)) return fail<ibv_qp>(err);
@@ -132,12 +146,48 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
                    r.rq_wqe_size, 0};
     eqp->cap = r.cap;
     ibv_qp& qp = *eqp->qp();
+    // XRC QPs lack some of what the attr names (rdma-core leaves those NULL).
+    qp.pd = pd;
+    qp.send_cq = send_cq;
+    qp.recv_cq = recv_cq;
+    qp.srq = srq;
     if (send_ops) {
         eqp->has_send_ops = true;
         install_send_ops(*eqp);
     }
     attr->cap = r.cap; // the caps the QP really has
     track(ctx, qp);
+    return &qp;
+}
+
+// ibv_open_qp: another handle on an XRC_RECV QP of the same domain, with the checks of
+// rdma-core's ibv_cmd_open_qp. It has no queues of its own.
+ibv_qp* open_qp(ibv_context* ctx, ibv_qp_open_attr* attr) {
+    if (attr->comp_mask >= IBV_QP_OPEN_ATTR_RESERVED) return fail<ibv_qp>(EOPNOTSUPP);
+    if (!(attr->comp_mask & IBV_QP_OPEN_ATTR_XRCD) || !(attr->comp_mask & IBV_QP_OPEN_ATTR_NUM) ||
+        !(attr->comp_mask & IBV_QP_OPEN_ATTR_TYPE) || !attr->xrcd)
+        return fail<ibv_qp>(EINVAL);
+    ipc::OpenQpReq req{emu_xrcd(attr->xrcd)->handle, attr->qp_num,
+                       static_cast<uint32_t>(attr->qp_type), 0};
+    ipc::OpenQpReply r{};
+    if (int err = control(ctx).call<ipc::Op::OpenQp>(req, r)) return fail<ibv_qp>(err);
+    auto* eqp = new (std::nothrow) EmuQp{};
+    if (!eqp) {
+        control(ctx).call<ipc::Op::DestroyQp>({r.handle, 0});
+        return fail<ibv_qp>(ENOMEM);
+    }
+    ibv_qp& qp = *eqp->qp();
+    qp.context = ctx;
+    if (attr->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) qp.qp_context = attr->qp_context;
+    qp.handle = r.handle;
+    qp.qp_num = attr->qp_num;
+    qp.state = static_cast<ibv_qp_state>(r.state);
+    qp.qp_type = attr->qp_type;
+    pthread_mutex_init(&qp.mutex, nullptr);
+    pthread_cond_init(&qp.cond, nullptr);
+    EmuContext* c = emu_context(ctx);
+    std::lock_guard lock(c->events_mutex);
+    c->qps[qp.handle] = &qp;
     return &qp;
 }
 
@@ -167,6 +217,7 @@ namespace {
 // ones, then releases the freed slots at the consumer end. The NIC only writes beyond the
 // producer index, so it never meets a moved entry.
 void clean_cq(ibv_cq* cq, uint32_t qpn) {
+    if (!cq) return; // XRC QPs lack one or both
     EmuCq& c = *emu_cq(cq);
     std::lock_guard lock(c.poll_mutex);
     ShimRing& r = c.ring;

@@ -178,12 +178,15 @@ void wr_local_inv(ibv_qp_ex* qpx, uint32_t rkey) {
     if (ipc::SendWqe* w = begin(qpx, IBV_WR_LOCAL_INV)) w->imm_data = rkey;
 }
 
-// Operations this device does not offer (TSO, XRC, atomic write): the batch fails with
-// EOPNOTSUPP.
-void wr_send_tso(ibv_qp_ex* qpx, void*, uint16_t, uint16_t) {
-    poison(qpx, EOPNOTSUPP);
+// The XRC SRQ an XRC_SEND WR goes to.
+void wr_set_xrc_srqn(ibv_qp_ex* qpx, uint32_t remote_srqn) {
+    EmuQp& q = *emu_qp(qpx);
+    if (!q.batch_wqe || q.qp()->qp_type != IBV_QPT_XRC_SEND) return poison(qpx, EINVAL);
+    wqe(q)->xrc_remote_srqn = remote_srqn;
 }
-void wr_set_xrc_srqn(ibv_qp_ex* qpx, uint32_t) {
+
+// Operations this device does not offer (TSO, atomic write): the batch fails with EOPNOTSUPP.
+void wr_send_tso(ibv_qp_ex* qpx, void*, uint16_t, uint16_t) {
     poison(qpx, EOPNOTSUPP);
 }
 void wr_atomic_write(ibv_qp_ex* qpx, uint32_t, uint64_t, const void*) {

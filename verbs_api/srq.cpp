@@ -1,7 +1,8 @@
-// Shared receive queues.
+// Shared receive queues: basic ones, and XRC SRQs (ibv_create_srq_ex, ibv_get_srq_num).
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 #include "export.h"
+#include "ops.h"
 
 #include <cerrno>
 #include <new>
@@ -9,12 +10,11 @@
 using namespace verbs;
 namespace ipc = emu::ipc;
 
-ibv_srq* emulated::ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
-    ibv_context* ctx = pd->context;
-    ipc::CreateSrqReply r{};
-    ipc::PassedFds fds;
-    if (int err = control(ctx).call<ipc::Op::CreateSrq>({pd->handle, 0, attr->attr}, r, &fds))
-        return fail<ibv_srq>(err);
+namespace {
+
+// The app's SRQ for one the NIC made (destroyed again if that fails).
+ibv_srq* wrap_srq(ibv_context* ctx, ibv_pd* pd, void* srq_context, const ipc::CreateSrqReply& r,
+                  ipc::PassedFds& fds) {
     auto* esrq = new (std::nothrow) EmuSrq{};
     int err = esrq ? esrq->memory.map_reply(fds, r.ring_bytes) : ENOMEM;
     if (err) {
@@ -25,19 +25,67 @@ ibv_srq* emulated::ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
     }
     esrq->ring = {static_cast<ipc::RingHeader*>(esrq->memory.data), r.entries, r.wqe_size, 0};
     esrq->max_sge = r.attr.max_sge;
+    esrq->srqn = r.srqn;
     ibv_srq& srq = esrq->srq;
     srq.context = ctx;
-    srq.srq_context = attr->srq_context;
+    srq.srq_context = srq_context;
     srq.pd = pd;
     srq.handle = r.handle;
     pthread_mutex_init(&srq.mutex, nullptr);
     pthread_cond_init(&srq.cond, nullptr);
-    attr->attr = r.attr;
     EmuContext* c = emu_context(ctx);
     std::lock_guard lock(c->events_mutex);
     c->srqs[srq.handle] = &srq;
     return &srq;
 }
+
+} // namespace
+
+ibv_srq* emulated::ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
+    ibv_context* ctx = pd->context;
+    ipc::CreateSrqReply r{};
+    ipc::PassedFds fds;
+    if (int err = control(ctx).call<ipc::Op::CreateSrq>({pd->handle, 0, attr->attr}, r, &fds))
+        return fail<ibv_srq>(err);
+    ibv_srq* srq = wrap_srq(ctx, pd, attr->srq_context, r, fds);
+    if (srq) attr->attr = r.attr;
+    return srq;
+}
+
+namespace verbs {
+
+// ibv_create_srq_ex (what the inline verb does not turn into ibv_create_srq): XRC SRQs, with
+// the checks of rdma-core's ibv_cmd_create_srq_ex.
+ibv_srq* create_srq_ex(ibv_context* ctx, ibv_srq_init_attr_ex* attr) {
+    const uint32_t mask = attr->comp_mask;
+    if (mask >= IBV_SRQ_INIT_ATTR_RESERVED) return fail<ibv_srq>(EOPNOTSUPP);
+    if (!(mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) return fail<ibv_srq>(EINVAL);
+    ibv_srq_type type = (mask & IBV_SRQ_INIT_ATTR_TYPE) ? attr->srq_type : IBV_SRQT_BASIC;
+    if (type == IBV_SRQT_TM || (mask & IBV_SRQ_INIT_ATTR_TM))
+        return fail<ibv_srq>(EOPNOTSUPP); // no tag matching
+    if (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC) return fail<ibv_srq>(EINVAL);
+    ipc::CreateSrqExReq req{attr->pd->handle, static_cast<uint32_t>(type), 0, 0, attr->attr};
+    if (type == IBV_SRQT_XRC) {
+        if (!(mask & IBV_SRQ_INIT_ATTR_XRCD) || !(mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->xrcd ||
+            !attr->cq)
+            return fail<ibv_srq>(EINVAL);
+        req.xrcd = emu_xrcd(attr->xrcd)->handle;
+        req.cq = attr->cq->handle;
+    }
+    ipc::CreateSrqReply r{};
+    ipc::PassedFds fds;
+    if (int err = control(ctx).call<ipc::Op::CreateSrqEx>(req, r, &fds)) return fail<ibv_srq>(err);
+    ibv_srq* srq = wrap_srq(ctx, attr->pd, attr->srq_context, r, fds);
+    if (srq) attr->attr = r.attr;
+    return srq;
+}
+
+int get_srq_num(ibv_srq* srq, uint32_t* srq_num) {
+    *srq_num = reinterpret_cast<EmuSrq*>(srq)->srqn;
+    return 0;
+}
+
+} // namespace verbs
 
 int emulated::ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int attr_mask) {
     return control(srq->context)

@@ -53,7 +53,11 @@ template <size_t... I> constexpr auto make_table(std::index_sequence<I...>) {
                                      "DestroyWq",
                                      "CreateRwqIndTable",
                                      "DestroyRwqIndTable",
-                                     "CreateRssQp"};
+                                     "CreateRssQp",
+                                     "OpenXrcd",
+                                     "CloseXrcd",
+                                     "CreateSrqEx",
+                                     "OpenQp"};
     static_assert(std::size(names) == sizeof...(I));
     return std::array<OpInfo, sizeof...(I)>{
         OpInfo{names[I], length_of<static_cast<Op>(I + 1)>()}...};

@@ -64,6 +64,10 @@ constexpr auto make_table() {
     VERB(DestroySrq, destroy_srq);
     VERB(CreateAh, create_ah);
     VERB(DestroyAh, destroy_ah);
+    VERB(OpenXrcd, open_xrcd);
+    VERB(CloseXrcd, close_xrcd);
+    VERB(CreateSrqEx, create_srq_ex);
+    VERB(OpenQp, open_qp);
 #undef VERB
     return t;
 }

@@ -34,6 +34,10 @@ const char* qp_type_name(ibv_qp_type t) {
         return "UC";
     case IBV_QPT_UD:
         return "UD";
+    case IBV_QPT_XRC_SEND:
+        return "XRC_SEND";
+    case IBV_QPT_XRC_RECV:
+        return "XRC_RECV";
     default:
         return "?";
     }
@@ -44,7 +48,8 @@ const char* state_name(ibv_qp_state s) {
     return s <= IBV_QPS_ERR ? names[s] : "?";
 }
 
-std::string qp_json(const Qp& qp) {
+std::string qp_json(const Qp& handle) {
+    const Qp& qp = handle.shared ? *handle.shared : handle; // an ibv_open_qp handle: the QP
     const QpCounters& c = qp.counters;
     auto field = [](const char* name, uint64_t v) {
         return std::string(",\"") + name + "\":" + std::to_string(v);
@@ -56,7 +61,8 @@ std::string qp_json(const Qp& qp) {
            field("retransmits", c.retransmits) + field("timeouts", c.timeouts) +
            field("naks_sent", c.naks_sent) + field("naks_received", c.naks_received) +
            field("rnr_naks_sent", c.rnr_naks_sent) +
-           field("rnr_naks_received", c.rnr_naks_received) + "}";
+           field("rnr_naks_received", c.rnr_naks_received) +
+           field("xrc_srq_errors", c.xrc_srq_errors) + "}";
 }
 
 } // namespace

@@ -20,6 +20,14 @@ template <typename T> class HandleTable {
         return *objects_.emplace(h, std::move(obj)).first->second;
     }
     void erase(uint32_t handle) { objects_.erase(handle); }
+    // Takes the object out of the table (its handle no longer names it) without freeing it.
+    std::unique_ptr<T> release(uint32_t handle) {
+        auto it = objects_.find(handle);
+        if (it == objects_.end()) return nullptr;
+        std::unique_ptr<T> obj = std::move(it->second);
+        objects_.erase(it);
+        return obj;
+    }
     size_t size() const { return objects_.size(); }
     bool empty() const { return objects_.empty(); }
     template <typename Fn> void for_each(Fn fn) const {

@@ -86,10 +86,32 @@ struct Cq {
     bool overrun = false; // the app let it fill up: completions are being lost
 };
 
+// An XRC domain (ibv_open_xrcd): device-wide, shared by every session that opens it through
+// the same file. XRC SRQs and XRC_RECV QPs serve each other only within one domain.
+struct Xrcd {
+    uint32_t id = 0;
+    uint32_t opens = 0;   // session handles on it; the domain goes with the last
+    bool by_file = false; // named by a file (dev, ino), or private to one handle
+    uint64_t dev = 0, ino = 0;
+};
+
+// A session's handle on a domain. `users` counts the XRC SRQs and XRC_RECV QPs made or opened
+// through it: closing the handle is EBUSY meanwhile, as the kernel's.
+struct XrcdHandle {
+    uint32_t handle = 0;
+    uint32_t users = 0;
+    Xrcd* xrcd = nullptr;
+};
+
 struct Srq {
     uint32_t handle = 0;
     uint32_t users = 0;
+    uint32_t srqn = 0; // device-wide number (ibv_get_srq_num)
+    ibv_srq_type type = IBV_SRQT_BASIC;
     Pd* pd = nullptr;
+    // XRC: its domain (through this session's handle) and the CQ its receives complete on.
+    XrcdHandle* xrcd = nullptr;
+    Cq* cq = nullptr;
     ibv_srq_attr attr{};
     pid_t pid = 0;
     SessionObjects* owner = nullptr;
@@ -136,6 +158,9 @@ struct Ah {
     ibv_ah_attr attr{};
 };
 
+// XRC_SEND QPs have no receive side (recv_cq, rq: none). XRC_RECV QPs have no PD, CQs or
+// queues of their own (a one-slot SQ that nothing posts to): each request names the XRC SRQ
+// whose receives, PD and CQ it uses.
 struct Qp {
     uint32_t handle = 0;
     uint32_t qpn = 0;
@@ -144,6 +169,13 @@ struct Qp {
     Cq* send_cq = nullptr;
     Cq* recv_cq = nullptr;
     Srq* srq = nullptr;
+    XrcdHandle* xrcd = nullptr; // XRC_RECV: its domain, through this session's handle
+    Xrcd* domain = nullptr;     // XRC_RECV: the domain itself (it outlives every handle's QP)
+    // ibv_open_qp: this entry is another session's (or this one's) handle on `shared`, an
+    // XRC_RECV QP; it has no state of its own. The shared QP lists its openers and lives on,
+    // without an owner, until its creator and every opener have let go (as the kernel's).
+    Qp* shared = nullptr;
+    std::vector<Qp*> openers;
     ibv_qp_cap cap{};
     bool sq_sig_all = false;
     ibv_qp_attr attr{}; // current attributes; attr.qp_state is the state

@@ -11,12 +11,13 @@ std::string SessionObjects::counts_json() const {
            ",\"comp_channel\":" + std::to_string(channels.size()) +
            ",\"dm\":" + std::to_string(dms.size()) + ",\"mw\":" + std::to_string(mws.size()) +
            ",\"flow\":" + std::to_string(flows.size()) + ",\"wq\":" + std::to_string(wqs.size()) +
-           ",\"rwq_ind_table\":" + std::to_string(ind_tables.size()) + "}";
+           ",\"rwq_ind_table\":" + std::to_string(ind_tables.size()) +
+           ",\"xrcd\":" + std::to_string(xrcds.size()) + "}";
 }
 
 void SessionObjects::destroy_all(Nic& nic) {
-    // Flows first (they point at QPs), then QPs (they use CQs, SRQs, indirection tables and
-    // PDs), PDs last.
+    // Flows first (they point at QPs), then QPs (they use CQs, SRQs, indirection tables, XRC
+    // domains and PDs), PDs last.
     while (Flow* flow = flows.newest())
         free_flow(nic, *this, *flow);
     while (Qp* qp = qps.newest())
@@ -29,6 +30,8 @@ void SessionObjects::destroy_all(Nic& nic) {
         free_ah(nic, *this, *ah);
     while (Srq* srq = srqs.newest())
         free_srq(nic, *this, *srq);
+    while (XrcdHandle* x = xrcds.newest())
+        free_xrcd(nic, *this, *x); // after the XRC SRQs and QPs in it
     while (Cq* cq = cqs.newest())
         free_cq(nic, *this, *cq);
     while (CompChannel* ch = channels.newest())

@@ -27,11 +27,12 @@ struct SessionObjects {
     HandleTable<Flow> flows;
     HandleTable<Wq> wqs;
     HandleTable<RwqIndTable> ind_tables;
+    HandleTable<XrcdHandle> xrcds;
 
     size_t count() const {
         return pds.size() + mrs.size() + mws.size() + dms.size() + channels.size() + cqs.size() +
                srqs.size() + qps.size() + ahs.size() + flows.size() + wqs.size() +
-               ind_tables.size();
+               ind_tables.size() + xrcds.size();
     }
     // Object counts as JSON: {"pd":1,"mr":2,...}
     std::string counts_json() const;

@@ -150,7 +150,7 @@ void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h, con
         retransmit_once(env, qp, expected); // responses were lost: ask again from there
         return;
     }
-    if (h.opcode != wire::opcode::make(wire::Transport::RC, wire::opcode::kReadResponseMiddle))
+    if (!wire::has_any(h.opcode, wire::kMiddle))
         acknowledge_through(env, qp, psn_add(op->first_psn, -1));
     // Only the READ's final packet may be short (its requests may be several, see kReadChunk).
     uint64_t room = op->length - op->response_bytes;
@@ -200,7 +200,7 @@ void handle_atomic_ack(TransportEnv& env, Qp& qp, const wire::Headers& h) {
 
 void handle_response(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
                      size_t len) {
-    if (qp.type != IBV_QPT_RC) return;
+    if (!reliable(qp)) return;
     RequesterState& r = qp.req;
     uint32_t una_before = r.una_psn;
     size_t ops_before = r.ops.size();

@@ -34,18 +34,19 @@ bool within(uint64_t va, uint64_t len, uint64_t start, uint64_t length) {
 
 } // namespace
 
-Mr* check_remote(const Nic& nic, const Qp& qp, uint32_t rkey, uint64_t va, uint64_t len,
-                 uint32_t need) {
+Mr* check_remote(const Nic& nic, const Pd* pd, uint32_t qpn, uint32_t rkey, uint64_t va,
+                 uint64_t len, uint32_t need) {
+    if (!pd) return nullptr;
     if (Mr* mr = nic.mr_by_rkey(rkey)) {
-        if (mr->pd != qp.pd || !(mr->access & need)) return nullptr;
+        if (mr->pd != pd || !(mr->access & need)) return nullptr;
         // Remote keys address by the MR's iova (= its address unless registered with an iova).
         return within(va, len, mr->iova, mr->length) ? mr : nullptr;
     }
     // A window: its own rights and range, inside the MR's iova space; a type 2 window serves
     // only the QP it was bound through (IBA 10.6.7.2).
     Mw* mw = nic.mw_by_rkey(rkey);
-    if (!mw || !mw->mr || mw->pd != qp.pd || !(mw->access & need)) return nullptr;
-    if (mw->type == IBV_MW_TYPE_2 && mw->qpn != qp.qpn) return nullptr;
+    if (!mw || !mw->mr || mw->pd != pd || !(mw->access & need)) return nullptr;
+    if (mw->type == IBV_MW_TYPE_2 && mw->qpn != qpn) return nullptr;
     return within(va, len, mw->addr, mw->length) ? mw->mr : nullptr;
 }
 

@@ -21,10 +21,12 @@ struct Qp;
 ibv_wc_status resolve_local(const Nic& nic, const Pd* pd, const emu::ipc::Sge* sges, uint32_t n,
                             uint32_t need, std::vector<DmaSegment>& out, uint64_t* total);
 
-// The MR an rkey names — directly, or through a memory window bound to it — if `qp` may access
-// [va, va + len) with `need` (one of IBV_ACCESS_REMOTE_WRITE/READ/ATOMIC); nullptr otherwise.
-Mr* check_remote(const Nic& nic, const Qp& qp, uint32_t rkey, uint64_t va, uint64_t len,
-                 uint32_t need);
+// The MR an rkey names — directly, or through a memory window bound to it — if a request of QP
+// `qpn` in protection domain `pd` (the QP's, or for an XRC target the named XRC SRQ's) may
+// access [va, va + len) with `need` (one of IBV_ACCESS_REMOTE_WRITE/READ/ATOMIC); nullptr
+// otherwise.
+Mr* check_remote(const Nic& nic, const Pd* pd, uint32_t qpn, uint32_t rkey, uint64_t va,
+                 uint64_t len, uint32_t need);
 
 // The address in the owner's memory of remote address `va` of `mr`.
 uint64_t mr_address(const Mr& mr, uint64_t va);

@@ -11,10 +11,10 @@ constexpr uint32_t kWindowAccess = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_R
                                    IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE |
                                    IBV_ACCESS_ZERO_BASED;
 
-// A type 2 window of this QP's PD, bound through this QP (IBA C10-67: only its QP invalidates).
-Mw* own_type2(Nic& nic, Qp& qp, uint32_t rkey) {
+// A type 2 window of this PD, bound through QP `qpn` (IBA C10-67: only its QP invalidates).
+Mw* own_type2(Nic& nic, const Pd* pd, uint32_t qpn, uint32_t rkey) {
     Mw* mw = nic.mw_by_rkey(rkey);
-    if (!mw || mw->type != IBV_MW_TYPE_2 || mw->pd != qp.pd || !mw->mr || mw->qpn != qp.qpn)
+    if (!mw || mw->type != IBV_MW_TYPE_2 || mw->pd != pd || !mw->mr || mw->qpn != qpn)
         return nullptr;
     return mw;
 }
@@ -64,14 +64,14 @@ ibv_wc_status bind_window(Nic& nic, Qp& qp, const emu::ipc::SendWqe& w) {
 }
 
 ibv_wc_status invalidate_local(Nic& nic, Qp& qp, uint32_t rkey) {
-    Mw* mw = own_type2(nic, qp, rkey);
+    Mw* mw = own_type2(nic, qp.pd, qp.qpn, rkey);
     if (!mw) return IBV_WC_MW_BIND_ERR;
     unbind_window(*mw);
     return IBV_WC_SUCCESS;
 }
 
-bool invalidate_remote(Nic& nic, Qp& qp, uint32_t rkey) {
-    Mw* mw = own_type2(nic, qp, rkey);
+bool invalidate_remote(Nic& nic, const Pd* pd, uint32_t qpn, uint32_t rkey) {
+    Mw* mw = own_type2(nic, pd, qpn, rkey);
     if (!mw) return false;
     unbind_window(*mw);
     return true;

@@ -11,6 +11,41 @@ namespace nicsim::rc {
 
 namespace wire = emu::wire;
 
+bool reliable(const Qp& qp) {
+    return qp.type == IBV_QPT_RC || qp.type == IBV_QPT_XRC_SEND || qp.type == IBV_QPT_XRC_RECV;
+}
+
+wire::Transport transport_of(const Qp& qp) {
+    switch (qp.type) {
+    case IBV_QPT_UC:
+        return wire::Transport::UC;
+    case IBV_QPT_XRC_SEND:
+    case IBV_QPT_XRC_RECV:
+        return wire::Transport::XRC;
+    default:
+        return wire::Transport::RC;
+    }
+}
+
+Srq* xrc_srq(TransportEnv& env, const Qp& qp, uint32_t srqn) {
+    Srq* srq = env.nic().srq_by_number(srqn);
+    if (!srq || srq->type != IBV_SRQT_XRC || !srq->xrcd || srq->xrcd->xrcd != qp.domain)
+        return nullptr;
+    return srq;
+}
+
+Cq* recv_cq_of(TransportEnv& env, const Qp& qp) {
+    if (qp.type != IBV_QPT_XRC_RECV) return qp.recv_cq;
+    Srq* srq = xrc_srq(env, qp, qp.resp.srqn);
+    return srq ? srq->cq : nullptr;
+}
+
+void qp_event(TransportEnv& env, Qp& qp, ibv_event_type type) {
+    if (qp.owner) env.async_event(qp.owner->async_fd, type, qp.handle);
+    for (Qp* opener : qp.openers)
+        if (opener->owner) env.async_event(opener->owner->async_fd, type, opener->handle);
+}
+
 uint32_t mtu_bytes(const Qp& qp) {
     return 128u << static_cast<uint32_t>(qp.attr.path_mtu);
 }
@@ -33,7 +68,7 @@ void send_packet(TransportEnv& env, Qp& qp, wire::Headers& h, uint8_t* buf, size
 void send_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint8_t syndrome) {
     uint8_t buf[64];
     wire::Headers h;
-    h.opcode = wire::opcode::kRcAcknowledge;
+    h.opcode = wire::opcode::make(transport_of(qp), wire::opcode::kAcknowledge);
     h.psn = psn & wire::kPsnMask;
     h.aeth = {syndrome, qp.resp.msn & wire::kPsnMask};
     send_packet(env, qp, h, buf, 0);
@@ -71,8 +106,9 @@ void flush(TransportEnv& env, Qp& qp) {
         flushed.push_back(w.wr_id);
     }
     sq->consumer.store(r.fetch_index, std::memory_order_release);
-    for (uint64_t wr_id : flushed)
-        post_completion(env, *qp.send_cq, flush_wc(qp, wr_id, IBV_WC_SEND), false);
+    if (qp.send_cq) // an XRC_RECV QP has none (and nothing posts to its SQ)
+        for (uint64_t wr_id : flushed)
+            post_completion(env, *qp.send_cq, flush_wc(qp, wr_id, IBV_WC_SEND), false);
     // Receive side: the QP's own RQ (an SRQ's WQEs stay for its other QPs).
     flushed.clear();
     if (qp.resp.have_recv) {
@@ -91,8 +127,9 @@ void flush(TransportEnv& env, Qp& qp) {
         }
         rq->consumer.store(consumer, std::memory_order_release);
     }
-    for (uint64_t wr_id : flushed)
-        post_completion(env, *qp.recv_cq, flush_wc(qp, wr_id, IBV_WC_RECV), false);
+    if (Cq* cq = recv_cq_of(env, qp))
+        for (uint64_t wr_id : flushed)
+            post_completion(env, *cq, flush_wc(qp, wr_id, IBV_WC_RECV), false);
     qp.resp.responses.clear();
     qp.resp.failing = false;
 }

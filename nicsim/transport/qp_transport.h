@@ -67,6 +67,7 @@ struct ResponseJob {
     // Read
     uint32_t first_psn = 0, last_psn = 0;
     uint32_t rkey = 0;      // looked up per packet: the MR may go away meanwhile
+    uint32_t srqn = 0;      // XRC: the XRC SRQ whose PD the READ is checked against
     uint64_t va = 0;        // of the next byte
     uint64_t remaining = 0; // bytes
     // Ack / AtomicAck
@@ -80,6 +81,7 @@ struct ResponderState {
     bool nak_sent = false; // a PSN sequence NAK for epsn is out
     // The message in progress: set by FIRST, continued by MIDDLE/LAST.
     uint32_t in_opcode_class = 0; // 0 none, else the operation class (kSend or kWrite) of its FIRST
+    uint32_t srqn = 0;            // XRC target: the XRC SRQ the current request names
     bool have_recv = false;
     RecvOp recv;
     uint32_t write_rkey = 0;
@@ -97,6 +99,7 @@ struct QpCounters {
     uint64_t retransmits = 0, naks_sent = 0, naks_received = 0, rnr_naks_sent = 0,
              rnr_naks_received = 0, timeouts = 0;
     uint64_t qkey_violations = 0, rx_no_wqe = 0; // UD drops
+    uint64_t xrc_srq_errors = 0; // XRC requests for an unknown SRQ or one of another domain
 };
 
 } // namespace nicsim

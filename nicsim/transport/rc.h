@@ -29,6 +29,19 @@ void modified(TransportEnv& env, Qp& qp, ibv_qp_state from);
 
 // --- shared by the engines ---
 
+// RC and both halves of XRC: acknowledged, retried, with READs and atomics.
+bool reliable(const Qp& qp);
+// The opcodes `qp` sends: RC, UC or XRC (an XRC target answers with XRC responses).
+emu::wire::Transport transport_of(const Qp& qp);
+// The XRC SRQ number `srqn` names for XRC_RECV QP `qp`: it must exist, be an XRC SRQ and
+// belong to the QP's XRC domain; nullptr otherwise.
+Srq* xrc_srq(TransportEnv& env, const Qp& qp, uint32_t srqn);
+// Where receive completions of `qp` go: its receive CQ, or for an XRC target the CQ of the
+// XRC SRQ of the message in progress. nullptr: none.
+Cq* recv_cq_of(TransportEnv& env, const Qp& qp);
+// An async event about `qp` to the session that owns it and to every ibv_open_qp holder.
+void qp_event(TransportEnv& env, Qp& qp, ibv_event_type type);
+
 // Moves the QP to ERR (IBA 10.3.1): every outstanding and later WR completes with
 // IBV_WC_WR_FLUSH_ERR.
 void to_error(TransportEnv& env, Qp& qp);

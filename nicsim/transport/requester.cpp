@@ -40,6 +40,7 @@ bool is_atomic(uint32_t opcode) {
 
 bool valid_opcode(ibv_qp_type type, uint32_t op) {
     if (type == IBV_QPT_RAW_PACKET) return op == IBV_WR_SEND; // a frame, nothing else
+    if (type == IBV_QPT_XRC_SEND) type = IBV_QPT_RC; // RC's operations, to an XRC SRQ
     switch (op) {
     case IBV_WR_SEND:
     case IBV_WR_SEND_WITH_IMM:
@@ -135,7 +136,8 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
     uint32_t k = op.next_pkt;
     wire::Headers h;
     h.psn = psn_add(op.first_psn, k);
-    auto transport = qp.type == IBV_QPT_UC ? wire::Transport::UC : wire::Transport::RC;
+    auto transport = transport_of(qp);
+    h.xrc_srqn = w.xrc_remote_srqn; // sent in the XRCETH of XRC requests, ignored otherwise
     wire::Operation operation = operation_of(w.opcode);
     size_t payload_len = 0;
     if (operation == wire::Operation::ReadRequest) {
@@ -186,6 +188,8 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
 } // namespace
 
 void fetch(TransportEnv& env, Qp& qp) {
+    // An XRC_RECV QP has no send queue (its one-slot ring is only the app's to scribble on).
+    if (!qp.send_cq) return;
     RequesterState& r = qp.req;
     uint32_t producer = qp.sq.header->producer.load(std::memory_order_acquire);
     uint32_t consumer = qp.sq.header->consumer.load(std::memory_order_relaxed);
@@ -200,8 +204,8 @@ void fetch(TransportEnv& env, Qp& qp) {
 
 void arm_retransmit_timer(TransportEnv& env, Qp& qp) {
     RequesterState& r = qp.req;
-    if (qp.type != IBV_QPT_RC || qp.attr.timeout == 0 || r.rnr_until_us) return; // 0: infinite
-    uint64_t timeout_us = (4096ull << qp.attr.timeout) / 1000; // 4.096 us * 2^timeout
+    if (!reliable(qp) || qp.attr.timeout == 0 || r.rnr_until_us) return; // 0: infinite
+    uint64_t timeout_us = (4096ull << qp.attr.timeout) / 1000;           // 4.096 us * 2^timeout
     r.timer_at_us = env.now_us() + std::max<uint64_t>(timeout_us, 1);
     env.set_timer(qp, r.timer_at_us);
 }
@@ -239,7 +243,7 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
             r.next_psn = psn_add(r.next_psn, op.npkts);
             if (op.reads()) ++r.reads_outstanding;
         }
-        if (qp.type == IBV_QPT_RC &&
+        if (reliable(qp) &&
             emu::wire::psn_diff(psn_add(op.first_psn, op.next_pkt), r.una_psn) >= int(kWindow))
             break;
         if (!send_next_packet(env, qp, op)) {

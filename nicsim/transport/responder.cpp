@@ -18,7 +18,34 @@ using wire::psn_diff;
 namespace {
 
 bool is_rc(const Qp& qp) {
-    return qp.type == IBV_QPT_RC;
+    return reliable(qp);
+}
+
+// Where a request's receive WQE, memory checks and completion go: the QP's own RQ (or SRQ),
+// PD and receive CQ; for an XRC_RECV QP, those of the XRC SRQ its message names (nothing when
+// that SRQ is gone).
+struct Target {
+    const Pd* pd = nullptr;
+    Srq* srq = nullptr;
+    Ring* ring = nullptr;
+    Cq* cq = nullptr;
+    uint32_t max_sge = 0;
+};
+
+Target target_of(TransportEnv& env, Qp& qp, uint32_t srqn) {
+    if (qp.type == IBV_QPT_XRC_RECV) {
+        Srq* srq = xrc_srq(env, qp, srqn);
+        if (!srq) return {};
+        return {srq->pd, srq, &srq->ring, srq->cq, srq->attr.max_sge};
+    }
+    if (qp.srq) return {qp.pd, qp.srq, &qp.srq->ring, qp.recv_cq, qp.srq->attr.max_sge};
+    if (!qp.rq.header) return {qp.pd, nullptr, nullptr, qp.recv_cq, 0}; // XRC_SEND: no RQ
+    return {qp.pd, nullptr, &qp.rq, qp.recv_cq, qp.cap.max_recv_sge};
+}
+
+// The target of the request being handled.
+Target target_of(TransportEnv& env, Qp& qp) {
+    return target_of(env, qp, qp.resp.srqn);
 }
 
 // Sends an ACK or NAK now, or queues it behind READ responses still going out.
@@ -49,10 +76,10 @@ void fatal(TransportEnv& env, Qp& qp, const wire::Headers& h, wire::NakCode code
         wc.status = recv_status;
         wc.opcode = IBV_WC_RECV;
         wc.qp_num = qp.qpn;
-        post_completion(env, *qp.recv_cq, wc, false);
+        if (Cq* cq = recv_cq_of(env, qp)) post_completion(env, *cq, wc, false);
         s.have_recv = false;
     }
-    if (qp.owner) env.async_event(qp.owner->async_fd, event, qp.handle);
+    qp_event(env, qp, event);
     if (s.responses.empty())
         to_error(env, qp);
     else
@@ -61,7 +88,9 @@ void fatal(TransportEnv& env, Qp& qp, const wire::Headers& h, wire::NakCode code
 
 // Takes the next receive WQE from the SRQ or the RQ. False when there is none.
 bool take_recv(TransportEnv& env, Qp& qp, ibv_wc_status* status) {
-    Ring& ring = qp.srq ? qp.srq->ring : qp.rq;
+    Target t = target_of(env, qp);
+    if (!t.ring) return false;
+    Ring& ring = *t.ring;
     emu::ipc::RingHeader* hdr = ring.header;
     uint32_t consumer = hdr->consumer.load(std::memory_order_relaxed);
     uint32_t producer = hdr->producer.load(std::memory_order_acquire);
@@ -70,8 +99,8 @@ bool take_recv(TransportEnv& env, Qp& qp, ibv_wc_status* status) {
     emu::ipc::RecvWqe w;
     std::memcpy(&w, slot, sizeof w);
     hdr->consumer.store(consumer + 1, std::memory_order_release);
-    if (qp.srq) srq_consumed(env, *qp.srq);
-    uint32_t max_sge = qp.srq ? qp.srq->attr.max_sge : qp.cap.max_recv_sge;
+    if (t.srq) srq_consumed(env, *t.srq);
+    uint32_t max_sge = t.max_sge;
     RecvOp& r = qp.resp.recv;
     r = RecvOp{};
     r.wr_id = w.wr_id;
@@ -83,9 +112,8 @@ bool take_recv(TransportEnv& env, Qp& qp, ibv_wc_status* status) {
     }
     emu::ipc::Sge sges[64];
     std::memcpy(sges, slot + sizeof w, w.num_sge * sizeof(emu::ipc::Sge));
-    const Pd* pd = qp.srq ? qp.srq->pd : qp.pd;
-    *status =
-        resolve_local(env.nic(), pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, r.local, &r.capacity);
+    *status = resolve_local(env.nic(), t.pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, r.local,
+                            &r.capacity);
     return true;
 }
 
@@ -108,7 +136,8 @@ void complete_recv(TransportEnv& env, Qp& qp, const wire::Headers& h, ibv_wc_opc
         wc.invalidated_rkey = h.ieth_rkey;
     }
     s.have_recv = false;
-    post_completion(env, *qp.recv_cq, wc, h.se);
+    // An XRC target completes on its XRC SRQ's CQ, with its own QPN (as mlx5 reports it).
+    if (Cq* cq = recv_cq_of(env, qp)) post_completion(env, *cq, wc, h.se);
 }
 
 // Makes sure a receive WQE is at hand. False when the request was answered (RNR NAK, error).
@@ -158,7 +187,8 @@ bool execute_send(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8
     if (wire::has_any(h.opcode, wire::kLast)) {
         // SEND with invalidate: the named window stops granting access before the receive
         // completes (IBA 10.6.7.2.4).
-        if (wire::has(h.opcode, wire::kHasIeth) && !invalidate_remote(env.nic(), qp, h.ieth_rkey)) {
+        if (wire::has(h.opcode, wire::kHasIeth) &&
+            !invalidate_remote(env.nic(), target_of(env, qp).pd, qp.qpn, h.ieth_rkey)) {
             fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
                   IBV_EVENT_QP_REQ_ERR);
             return false;
@@ -176,8 +206,8 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
         s.write_rkey = h.reth.rkey;
         s.write_va = h.reth.va;
         s.write_remaining = s.write_length = h.reth.length;
-        if (h.reth.length && !check_remote(env.nic(), qp, h.reth.rkey, h.reth.va, h.reth.length,
-                                           IBV_ACCESS_REMOTE_WRITE)) {
+        if (h.reth.length && !check_remote(env.nic(), target_of(env, qp).pd, qp.qpn, h.reth.rkey,
+                                           h.reth.va, h.reth.length, IBV_ACCESS_REMOTE_WRITE)) {
             fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                   IBV_EVENT_QP_ACCESS_ERR);
             return false;
@@ -193,8 +223,8 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
     if (last && wire::has(h.opcode, wire::kNeedsRecvWqe) && !need_recv(env, qp, h)) return false;
     if (len) {
         // Looked up again for every packet: the MR may have been deregistered meanwhile.
-        Mr* mr =
-            check_remote(env.nic(), qp, s.write_rkey, s.write_va, len, IBV_ACCESS_REMOTE_WRITE);
+        Mr* mr = check_remote(env.nic(), target_of(env, qp).pd, qp.qpn, s.write_rkey, s.write_va,
+                              len, IBV_ACCESS_REMOTE_WRITE);
         DmaSegment seg{mr ? mr_address(*mr, s.write_va) : 0, len, mr ? mr->pid : 0};
         if (!mr || env.dma().write(qp.pid, {&seg, 1}, payload, len) != 0) {
             fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
@@ -225,9 +255,9 @@ const ReplayEntry* replayed(const Qp& qp, uint32_t psn) {
 
 // Queues the READ responses; returns false when the request was refused.
 bool start_read(TransportEnv& env, Qp& qp, const wire::Headers& h, uint32_t first_psn,
-                uint32_t npkts) {
-    if (h.reth.length && !check_remote(env.nic(), qp, h.reth.rkey, h.reth.va, h.reth.length,
-                                       IBV_ACCESS_REMOTE_READ)) {
+                uint32_t npkts, uint32_t srqn) {
+    if (h.reth.length && !check_remote(env.nic(), target_of(env, qp, srqn).pd, qp.qpn, h.reth.rkey,
+                                       h.reth.va, h.reth.length, IBV_ACCESS_REMOTE_READ)) {
         fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
               IBV_EVENT_QP_ACCESS_ERR);
         return false;
@@ -237,6 +267,7 @@ bool start_read(TransportEnv& env, Qp& qp, const wire::Headers& h, uint32_t firs
     job.psn = job.first_psn = first_psn;
     job.last_psn = psn_add(first_psn, npkts - 1);
     job.rkey = h.reth.rkey;
+    job.srqn = srqn;
     job.va = h.reth.va;
     job.remaining = h.reth.length;
     qp.resp.responses.push_back(job);
@@ -251,7 +282,8 @@ bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
               IBV_EVENT_QP_REQ_ERR);
         return false;
     }
-    Mr* mr = check_remote(env.nic(), qp, a.rkey, a.va, 8, IBV_ACCESS_REMOTE_ATOMIC);
+    Mr* mr = check_remote(env.nic(), target_of(env, qp).pd, qp.qpn, a.rkey, a.va, 8,
+                          IBV_ACCESS_REMOTE_ATOMIC);
     if (!mr) {
         fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
               IBV_EVENT_QP_ACCESS_ERR);
@@ -266,7 +298,7 @@ bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
         return false;
     }
     uint64_t value = original;
-    if (h.opcode == wire::opcode::make(wire::Transport::RC, wire::opcode::kCompareSwap)) {
+    if ((h.opcode & 0x1F) == wire::opcode::kCompareSwap) { // RC or XRC
         if (original == a.compare) value = a.swap_add;
     } else {
         value = original + a.swap_add;
@@ -284,7 +316,7 @@ bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
 void emit_atomic_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint64_t original) {
     uint8_t buf[64];
     wire::Headers h;
-    h.opcode = wire::opcode::make(wire::Transport::RC, wire::opcode::kAtomicAcknowledge);
+    h.opcode = wire::opcode::make(transport_of(qp), wire::opcode::kAtomicAcknowledge);
     h.psn = psn;
     h.aeth = {wire::aeth_ack(), qp.resp.msn & wire::kPsnMask};
     h.atomic_ack = original;
@@ -312,8 +344,8 @@ void duplicate(TransportEnv& env, Qp& qp, const wire::Headers& h) {
                                                                      : q.back().psn,
                             h.psn) >= 0)
                 q.pop_back();
-            start_read(env, qp, h, h.psn,
-                       e->npkts - static_cast<uint32_t>(psn_diff(h.psn, e->psn)));
+            start_read(env, qp, h, h.psn, e->npkts - static_cast<uint32_t>(psn_diff(h.psn, e->psn)),
+                       h.xrc_srqn);
         }
         return;
     }
@@ -372,6 +404,18 @@ void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uin
         duplicate(env, qp, h);
         return;
     }
+    if (qp.type == IBV_QPT_XRC_RECV) {
+        // The XRCETH names the XRC SRQ that takes the request (its receives, PD and CQ): it
+        // must exist and be in this QP's XRC domain, and stay the same within a message.
+        bool continues = s.in_opcode_class != 0 && !wire::has_any(h.opcode, wire::kStart);
+        if (!xrc_srq(env, qp, h.xrc_srqn) || (continues && h.xrc_srqn != s.srqn)) {
+            ++qp.counters.xrc_srq_errors;
+            fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
+                  IBV_EVENT_QP_REQ_ERR);
+            return;
+        }
+        if (!continues) s.srqn = h.xrc_srqn;
+    }
     if (!sequence_ok(qp, h.opcode)) {
         if (qp.type == IBV_QPT_UC) { // UC drops the broken message
             s.in_opcode_class = 0;
@@ -403,7 +447,7 @@ void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uin
     } else if (wire::has(h.opcode, wire::kRead)) {
         uint32_t mtu = mtu_bytes(qp);
         uint32_t npkts = h.reth.length ? (h.reth.length + mtu - 1) / mtu : 1;
-        ok = start_read(env, qp, h, h.psn, npkts);
+        ok = start_read(env, qp, h, h.psn, npkts, s.srqn);
         if (ok) {
             remember(qp, h.psn, npkts, false, 0);
             next = psn_add(h.psn, npkts);
@@ -448,14 +492,15 @@ bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
         }
         bool first = job.psn == job.first_psn, last = job.psn == job.last_psn;
         wire::Headers h;
-        h.opcode = *wire::opcode_for(wire::Transport::RC, wire::Operation::ReadResponse,
+        h.opcode = *wire::opcode_for(transport_of(qp), wire::Operation::ReadResponse,
                                      wire::position_of(first, last));
         h.psn = job.psn;
         h.aeth = {wire::aeth_ack(), s.msn & wire::kPsnMask};
         size_t len = static_cast<size_t>(std::min<uint64_t>(mtu, job.remaining));
         if (len) {
             // Looked up again for every packet: the MR may have been deregistered meanwhile.
-            Mr* mr = check_remote(env.nic(), qp, job.rkey, job.va, len, IBV_ACCESS_REMOTE_READ);
+            Mr* mr = check_remote(env.nic(), target_of(env, qp, job.srqn).pd, qp.qpn, job.rkey,
+                                  job.va, len, IBV_ACCESS_REMOTE_READ);
             DmaSegment seg{mr ? mr_address(*mr, job.va) : 0, len, mr ? mr->pid : 0};
             if (!mr ||
                 env.dma().read(qp.pid, {&seg, 1}, buf + wire::header_length(h.opcode), len) != 0) {

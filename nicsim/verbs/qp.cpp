@@ -2,6 +2,7 @@
 #include "verbs.h"
 
 #include <cerrno>
+#include <vector>
 
 namespace nicsim {
 
@@ -9,7 +10,13 @@ namespace {
 
 bool supported_type(uint32_t type) {
     return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD ||
-           type == IBV_QPT_RAW_PACKET;
+           type == IBV_QPT_RAW_PACKET || type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV;
+}
+
+// Receives come from the QP's own RQ unless it has an SRQ or is an XRC QP (an XRC_SEND QP
+// receives nothing; an XRC_RECV QP uses the XRC SRQ each request names).
+bool has_rq(const Qp& qp) {
+    return !qp.srq && qp.type != IBV_QPT_XRC_SEND && qp.type != IBV_QPT_XRC_RECV;
 }
 
 int check_caps(const ibv_qp_cap& cap, bool has_srq) {
@@ -28,7 +35,7 @@ int make_qp_rings(Qp& qp, std::vector<UniqueFd>& fds) {
     uint32_t sq_entries = round_up_pow2(cap.max_send_wr ? cap.max_send_wr : 1);
     uint32_t sq_size = send_wqe_size(cap.max_send_sge, cap.max_inline_data);
     size_t sq_bytes = ring_bytes(sq_entries, sq_size);
-    uint32_t rq_entries = qp.srq ? 0 : round_up_pow2(cap.max_recv_wr ? cap.max_recv_wr : 1);
+    uint32_t rq_entries = has_rq(qp) ? round_up_pow2(cap.max_recv_wr ? cap.max_recv_wr : 1) : 0;
     uint32_t rq_size = recv_wqe_size(cap.max_recv_sge);
     size_t total = sq_bytes + (rq_entries ? ring_bytes(rq_entries, rq_size) : 0);
     UniqueFd fd;
@@ -48,21 +55,80 @@ int make_qp_rings(Qp& qp, std::vector<UniqueFd>& fds) {
     return 0;
 }
 
+// Fills the reply of a QP create from the QP made.
+void fill_reply(const Qp& made, ipc::CreateQpReply& r) {
+    r.handle = made.handle;
+    r.qpn = made.qpn;
+    r.cap = made.cap;
+    r.sq_entries = made.sq.entries;
+    r.sq_wqe_size = made.sq.entry_size;
+    r.rq_entries = made.rq.entries;
+    r.rq_wqe_size = made.rq.entry_size;
+    r.rq_offset = made.rq.entries ? reinterpret_cast<const char*>(made.rq.header) -
+                                        static_cast<const char*>(made.memory.data())
+                                  : 0;
+    r.ring_bytes = made.memory.size();
+}
+
+// Registers a QP made by create_qp: its QPN, then the totals. False when no QPN is left.
+bool enroll(VerbContext& c, Qp& made) {
+    if (!c.nic.register_qp(made)) {
+        c.objects.qps.erase(made.handle);
+        return false;
+    }
+    ++c.nic.totals().qp;
+    return true;
+}
+
+void reset_attr(Qp& qp) {
+    qp.attr.qp_state = IBV_QPS_RESET;
+    qp.attr.cur_qp_state = IBV_QPS_RESET;
+    qp.attr.path_mtu = IBV_MTU_1024;
+    qp.attr.port_num = 1;
+}
+
+// An XRC_RECV QP: no PD, CQs or queues; the domain is all it has (the kernel's XRC_TGT).
+int create_xrc_recv(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) {
+    XrcdHandle* xrcd = c.objects.xrcds.get(q.xrcd);
+    if (!xrcd) return EINVAL;
+    if (c.nic.totals().qp >= limits::kMaxQp) return ENOMEM;
+    auto qp = std::make_unique<Qp>();
+    qp->type = IBV_QPT_XRC_RECV;
+    qp->xrcd = xrcd;
+    qp->domain = xrcd->xrcd;
+    qp->pid = c.pid;
+    qp->owner = &c.objects;
+    if (int err = make_qp_rings(*qp, c.pass_fds)) return err; // a one-slot SQ nothing uses
+    qp->cap = {};
+    reset_attr(*qp);
+    Qp& made = c.objects.qps.add(std::move(qp));
+    if (!enroll(c, made)) return ENOMEM;
+    ++xrcd->users;
+    fill_reply(made, r);
+    c.log.debug("{} qp#{} created: qpn {:#x} XRC_RECV in domain {}", c.prefix, made.handle,
+                made.qpn, made.domain->id);
+    return 0;
+}
+
 } // namespace
 
 int create_qp(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) {
-    if (q.qp_type == IBV_QPT_XRC_SEND || q.qp_type == IBV_QPT_XRC_RECV) return EOPNOTSUPP;
     if (!supported_type(q.qp_type)) return EINVAL;
+    if (q.qp_type == IBV_QPT_XRC_RECV) return create_xrc_recv(c, q, r);
+    const bool xrc_send = q.qp_type == IBV_QPT_XRC_SEND;
     Pd* pd = c.objects.pds.get(q.pd);
     Cq* send_cq = c.objects.cqs.get(q.send_cq);
-    Cq* recv_cq = c.objects.cqs.get(q.recv_cq);
-    if (!pd || !send_cq || !recv_cq) return EINVAL;
+    // An XRC_SEND QP has no receive side: its recv_cq and SRQ are ignored (as the kernel's).
+    Cq* recv_cq = xrc_send ? nullptr : c.objects.cqs.get(q.recv_cq);
+    if (!pd || !send_cq || (!recv_cq && !xrc_send)) return EINVAL;
     Srq* srq = nullptr;
-    if (q.srq) {
+    if (q.srq && !xrc_send) {
         srq = c.objects.srqs.get(q.srq);
-        if (!srq) return EINVAL;
+        if (!srq || srq->type != IBV_SRQT_BASIC) return EINVAL;
     }
-    if (int err = check_caps(q.cap, srq != nullptr)) return err;
+    ibv_qp_cap cap = q.cap;
+    if (xrc_send) cap.max_recv_wr = cap.max_recv_sge = 0;
+    if (int err = check_caps(cap, srq != nullptr || xrc_send)) return err;
     if (c.nic.totals().qp >= limits::kMaxQp) return ENOMEM;
 
     auto qp = std::make_unique<Qp>();
@@ -71,37 +137,20 @@ int create_qp(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) 
     qp->send_cq = send_cq;
     qp->recv_cq = recv_cq;
     qp->srq = srq;
-    qp->cap = q.cap;
+    qp->cap = cap;
     if (srq) qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0; // receives come from the SRQ
     qp->sq_sig_all = q.sq_sig_all != 0;
     qp->pid = c.pid;
     qp->owner = &c.objects;
     if (int err = make_qp_rings(*qp, c.pass_fds)) return err;
-    qp->attr.qp_state = IBV_QPS_RESET;
-    qp->attr.cur_qp_state = IBV_QPS_RESET;
-    qp->attr.path_mtu = IBV_MTU_1024;
-    qp->attr.port_num = 1;
+    reset_attr(*qp);
     Qp& made = c.objects.qps.add(std::move(qp));
-    if (!c.nic.register_qp(made)) {
-        c.objects.qps.erase(made.handle);
-        return ENOMEM;
-    }
+    if (!enroll(c, made)) return ENOMEM;
     ++pd->users;
     ++send_cq->users;
-    ++recv_cq->users;
+    if (recv_cq) ++recv_cq->users;
     if (srq) ++srq->users;
-    ++c.nic.totals().qp;
-    r.handle = made.handle;
-    r.qpn = made.qpn;
-    r.cap = made.cap;
-    r.sq_entries = made.sq.entries;
-    r.sq_wqe_size = made.sq.entry_size;
-    r.rq_entries = made.rq.entries;
-    r.rq_wqe_size = made.rq.entry_size;
-    r.rq_offset = made.rq.entries ? reinterpret_cast<char*>(made.rq.header) -
-                                        static_cast<char*>(made.memory.data())
-                                  : 0;
-    r.ring_bytes = made.memory.size();
+    fill_reply(made, r);
     c.log.debug("{} qp#{} created: qpn {:#x} type {} sq {}x{} rq {}x{} inline {}{}", c.prefix,
                 made.handle, made.qpn, q.qp_type, made.cap.max_send_wr, made.cap.max_send_sge,
                 made.cap.max_recv_wr, made.cap.max_recv_sge, made.cap.max_inline_data,
@@ -146,8 +195,13 @@ int create_rss_qp(VerbContext& c, const ipc::CreateRssQpReq& q, ipc::CreateQpRep
     return 0;
 }
 
+Qp* find_qp(SessionObjects& objects, uint32_t handle) {
+    Qp* qp = objects.qps.get(handle);
+    return qp && qp->shared ? qp->shared : qp;
+}
+
 int query_qp(VerbContext& c, const ipc::QueryQpReq& q, ipc::QueryQpReply& r) {
-    Qp* qp = c.objects.qps.get(q.qp);
+    Qp* qp = find_qp(c.objects, q.qp);
     if (!qp) return EINVAL;
     // Like the kernel, report every attribute whatever the mask asks for.
     r.attr = qp->attr;
@@ -159,16 +213,68 @@ int query_qp(VerbContext& c, const ipc::QueryQpReq& q, ipc::QueryQpReply& r) {
     return 0;
 }
 
-void free_qp(Nic& nic, SessionObjects& objs, Qp& qp) {
+namespace {
+
+// The QP itself goes: the transport lets go of it, its QPN and references are released.
+void release(Nic& nic, Qp& qp) {
     if (DataPath* dp = nic.data_path()) dp->qp_destroying(qp);
     nic.unregister_qp(qp);
-    --qp.pd->users;
+    if (qp.pd) --qp.pd->users;
     if (qp.ind_table) --qp.ind_table->users;
     if (qp.send_cq) --qp.send_cq->users;
     if (qp.recv_cq) --qp.recv_cq->users;
     if (qp.srq) --qp.srq->users;
+    if (qp.xrcd) --qp.xrcd->users;
     --nic.totals().qp;
+}
+
+} // namespace
+
+void free_qp(Nic& nic, SessionObjects& objs, Qp& qp) {
+    if (Qp* shared = qp.shared) {
+        // An ibv_open_qp handle: the shared QP goes with the last of its holders.
+        std::erase(shared->openers, &qp);
+        --qp.xrcd->users;
+        objs.qps.erase(qp.handle);
+        if (!shared->owner && shared->openers.empty()) {
+            release(nic, *shared);
+            nic.drop_orphan(*shared);
+        }
+        return;
+    }
+    if (!qp.openers.empty()) {
+        // Opened elsewhere: it lives on, owned by no session, until they close it too.
+        --qp.xrcd->users;
+        qp.xrcd = nullptr;
+        qp.owner = nullptr;
+        nic.keep_orphan(objs.qps.release(qp.handle));
+        return;
+    }
+    release(nic, qp);
     objs.qps.erase(qp.handle);
+}
+
+int open_qp(VerbContext& c, const ipc::OpenQpReq& q, ipc::OpenQpReply& r) {
+    if (q.qp_type != IBV_QPT_XRC_RECV) return EINVAL; // only XRC targets are shareable
+    XrcdHandle* xrcd = c.objects.xrcds.get(q.xrcd);
+    if (!xrcd) return EINVAL;
+    Qp* shared = c.nic.qp_by_qpn(q.qpn);
+    if (!shared || shared->type != IBV_QPT_XRC_RECV || shared->domain != xrcd->xrcd) return EINVAL;
+    auto qp = std::make_unique<Qp>();
+    qp->type = IBV_QPT_XRC_RECV;
+    qp->qpn = shared->qpn;
+    qp->shared = shared;
+    qp->xrcd = xrcd;
+    qp->domain = xrcd->xrcd;
+    qp->pid = c.pid;
+    qp->owner = &c.objects;
+    Qp& made = c.objects.qps.add(std::move(qp));
+    shared->openers.push_back(&made);
+    ++xrcd->users;
+    r.handle = made.handle;
+    r.state = shared->attr.qp_state;
+    c.log.debug("{} qp#{} opened: XRC_RECV qpn {:#x}", c.prefix, made.handle, made.qpn);
+    return 0;
 }
 
 int destroy_qp(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {

@@ -94,7 +94,7 @@ void apply(Qp& qp, const ibv_qp_attr& a, uint32_t mask, ibv_qp_state next) {
 } // namespace
 
 int modify_qp(VerbContext& c, const ipc::ModifyQpReq& q, ipc::Empty&) {
-    Qp* qp = c.objects.qps.get(q.qp);
+    Qp* qp = find_qp(c.objects, q.qp);
     if (!qp) return EINVAL;
     if (qp->ind_table) return EOPNOTSUPP; // an RSS QP has no queues of its own to change
     const ibv_qp_attr& a = q.attr;

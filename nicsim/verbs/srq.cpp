@@ -5,16 +5,20 @@
 
 namespace nicsim {
 
-int create_srq(VerbContext& c, const ipc::CreateSrqReq& q, ipc::CreateSrqReply& r) {
-    Pd* pd = c.objects.pds.get(q.pd);
-    if (!pd) return EINVAL;
-    const ibv_srq_attr& a = q.attr;
+namespace {
+
+// The SRQ both create verbs make: a basic one, or an XRC one in `xrcd` completing on `cq`.
+int make_srq(VerbContext& c, Pd* pd, const ibv_srq_attr& a, ibv_srq_type type, XrcdHandle* xrcd,
+             Cq* cq, ipc::CreateSrqReply& r) {
     if (a.max_wr == 0 || a.max_wr > limits::kMaxSrqWr) return EINVAL;
     if (a.max_sge > limits::kMaxSrqSge) return EINVAL;
     if (a.srq_limit > a.max_wr) return EINVAL;
     if (c.nic.totals().srq >= limits::kMaxSrq) return ENOMEM;
     auto srq = std::make_unique<Srq>();
+    srq->type = type;
     srq->pd = pd;
+    srq->xrcd = xrcd;
+    srq->cq = cq;
     srq->attr = a;
     srq->pid = c.pid;
     srq->owner = &c.objects;
@@ -28,18 +32,46 @@ int create_srq(VerbContext& c, const ipc::CreateSrqReq& q, ipc::CreateSrqReply& 
     srq->ring.header->entries = entries;
     srq->ring.header->entry_size = wqe_size;
     srq->attr.max_wr = entries;
-    c.pass_fds.push_back(std::move(fd));
     Srq& made = c.objects.srqs.add(std::move(srq));
+    if (!c.nic.register_srq(made)) {
+        c.objects.srqs.erase(made.handle);
+        return ENOMEM;
+    }
+    c.pass_fds.push_back(std::move(fd));
     ++pd->users;
+    if (xrcd) ++xrcd->users;
+    if (cq) ++cq->users;
     ++c.nic.totals().srq;
     r.handle = made.handle;
+    r.srqn = made.srqn;
     r.attr = made.attr;
     r.entries = made.ring.entries;
     r.wqe_size = made.ring.entry_size;
     r.ring_bytes = made.memory.size();
-    c.log.debug("{} srq#{} created: max_wr {} max_sge {} limit {}", c.prefix, made.handle, a.max_wr,
-                a.max_sge, a.srq_limit);
+    c.log.debug("{} srq#{} created: srqn {:#x} max_wr {} max_sge {} limit {}{}", c.prefix,
+                made.handle, made.srqn, a.max_wr, a.max_sge, a.srq_limit,
+                xrcd ? fmt::format(" xrc domain {} cq#{}", xrcd->xrcd->id, cq->handle) : "");
     return 0;
+}
+
+} // namespace
+
+int create_srq(VerbContext& c, const ipc::CreateSrqReq& q, ipc::CreateSrqReply& r) {
+    Pd* pd = c.objects.pds.get(q.pd);
+    if (!pd) return EINVAL;
+    return make_srq(c, pd, q.attr, IBV_SRQT_BASIC, nullptr, nullptr, r);
+}
+
+int create_srq_ex(VerbContext& c, const ipc::CreateSrqExReq& q, ipc::CreateSrqReply& r) {
+    Pd* pd = c.objects.pds.get(q.pd);
+    if (!pd) return EINVAL;
+    if (q.srq_type == IBV_SRQT_BASIC)
+        return make_srq(c, pd, q.attr, IBV_SRQT_BASIC, nullptr, nullptr, r);
+    if (q.srq_type != IBV_SRQT_XRC) return EOPNOTSUPP; // tag matching
+    XrcdHandle* xrcd = c.objects.xrcds.get(q.xrcd);
+    Cq* cq = c.objects.cqs.get(q.cq);
+    if (!xrcd || !cq) return EINVAL;
+    return make_srq(c, pd, q.attr, IBV_SRQT_XRC, xrcd, cq, r);
 }
 
 int modify_srq(VerbContext& c, const ipc::ModifySrqReq& q, ipc::Empty&) {
@@ -68,7 +100,10 @@ int query_srq(VerbContext& c, const ipc::HandleReq& q, ipc::QuerySrqReply& r) {
 }
 
 void free_srq(Nic& nic, SessionObjects& objs, Srq& srq) {
+    nic.unregister_srq(srq);
     --srq.pd->users;
+    if (srq.xrcd) --srq.xrcd->users;
+    if (srq.cq) --srq.cq->users;
     --nic.totals().srq;
     objs.srqs.erase(srq.handle);
 }
@@ -76,7 +111,9 @@ void free_srq(Nic& nic, SessionObjects& objs, Srq& srq) {
 int destroy_srq(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Srq* srq = c.objects.srqs.get(q.handle);
     if (!srq) return EINVAL;
-    if (srq->users) return EBUSY; // QPs still receive through it
+    // QPs still receive through it. (XRC_RECV QPs name an XRC SRQ per message: it may go at
+    // any time, and their later requests for it are refused.)
+    if (srq->users) return EBUSY;
     free_srq(c.nic, c.objects, *srq);
     c.log.debug("{} srq#{} destroyed", c.prefix, q.handle);
     return 0;

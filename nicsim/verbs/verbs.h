@@ -61,11 +61,18 @@ int destroy_wq(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
 int create_rwq_ind_table(VerbContext&, const ipc::CreateRwqIndTableReq&,
                          ipc::CreateRwqIndTableReply&);
 int destroy_rwq_ind_table(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+// The QP a handle names: for an ibv_open_qp handle, the shared XRC_RECV QP it stands for.
+Qp* find_qp(SessionObjects& objects, uint32_t handle);
 
 int create_srq(VerbContext&, const ipc::CreateSrqReq&, ipc::CreateSrqReply&);
 int modify_srq(VerbContext&, const ipc::ModifySrqReq&, ipc::Empty&);
 int query_srq(VerbContext&, const ipc::HandleReq&, ipc::QuerySrqReply&);
 int destroy_srq(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+int create_srq_ex(VerbContext&, const ipc::CreateSrqExReq&, ipc::CreateSrqReply&);
+
+int open_xrcd(VerbContext&, const ipc::OpenXrcdReq&, ipc::HandleReply&);
+int close_xrcd(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
+int open_qp(VerbContext&, const ipc::OpenQpReq&, ipc::OpenQpReply&);
 
 int create_ah(VerbContext&, const ipc::CreateAhReq&, ipc::HandleReply&);
 int destroy_ah(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
@@ -83,5 +90,6 @@ void free_ah(Nic&, SessionObjects&, Ah&);
 void free_flow(Nic&, SessionObjects&, Flow&);
 void free_wq(Nic&, SessionObjects&, Wq&);
 void free_ind_table(Nic&, SessionObjects&, RwqIndTable&);
+void free_xrcd(Nic&, SessionObjects&, XrcdHandle&);
 
 } // namespace nicsim

@@ -19,6 +19,9 @@ constexpr uint8_t uc(uint8_t op) {
 constexpr uint8_t ud(uint8_t op) {
     return opcode::make(Transport::UD, op);
 }
+uint8_t xrc(uint8_t op) {
+    return opcode::make(Transport::XRC, op);
+}
 
 int bits(uint32_t m) {
     return std::popcount(m);
@@ -26,7 +29,7 @@ int bits(uint32_t m) {
 
 constexpr uint32_t kOpClasses =
     kSend | kWrite | kRead | kReadResponse | kAtomic | kAck | kAtomicAck;
-constexpr uint32_t kTransports = kRC | kUC | kUD;
+constexpr uint32_t kTransports = kRC | kUC | kUD | kXRC;
 
 std::string mask_text(uint32_t m) {
     char buf[256];
@@ -67,11 +70,14 @@ TEST_CASE("opcodes: names and values", "[wire][opcodes]") {
     CHECK(std::string(opcode_name(0x2B)) == "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE");
     CHECK(std::string(opcode_name(0x64)) == "UD_SEND_ONLY");
     CHECK(std::string(opcode_name(0x65)) == "UD_SEND_ONLY_WITH_IMMEDIATE");
+    CHECK(std::string(opcode_name(0xA4)) == "XRC_SEND_ONLY");
+    CHECK(std::string(opcode_name(0xB1)) == "XRC_ACKNOWLEDGE");
+    CHECK(std::string(opcode_name(0xB7)) == "XRC_SEND_ONLY_WITH_INVALIDATE");
     CHECK(std::string(opcode_name(0x15)) == "INVALID");
     CHECK(std::string(opcode_name(0x81)) == "INVALID");
 }
 
-TEST_CASE("opcodes: exactly RC, UC and UD SEND_ONLY[_IMM] are valid", "[wire][opcodes]") {
+TEST_CASE("opcodes: exactly RC, UC, UD SEND_ONLY[_IMM] and XRC are valid", "[wire][opcodes]") {
     std::set<int> expected;
     for (int op = 0x00; op <= 0x14; ++op)
         expected.insert(op);
@@ -81,6 +87,10 @@ TEST_CASE("opcodes: exactly RC, UC and UD SEND_ONLY[_IMM] are valid", "[wire][op
         expected.insert(op);
     expected.insert(0x64);
     expected.insert(0x65);
+    for (int op = 0xA0; op <= 0xB4; ++op)
+        expected.insert(op);
+    expected.insert(0xB6);
+    expected.insert(0xB7);
     for (int op = 0; op < 256; ++op) {
         INFO("opcode 0x" << std::hex << op);
         const OpcodeInfo& info = opcode_info(static_cast<uint8_t>(op));
@@ -107,6 +117,9 @@ TEST_CASE("opcodes: every valid entry is consistent", "[wire][opcodes]") {
         if (m & kRC) CHECK(((op >> 5) == 0 && name.rfind("RC_", 0) == 0));
         if (m & kUC) CHECK(((op >> 5) == 1 && name.rfind("UC_", 0) == 0));
         if (m & kUD) CHECK(((op >> 5) == 3 && name.rfind("UD_", 0) == 0));
+        if (m & kXRC) CHECK(((op >> 5) == 5 && name.rfind("XRC_", 0) == 0));
+        // XRC: every request names the target's XRC SRQ, no response does
+        CHECK(((m & kHasXrceth) != 0) == ((m & kXRC) && (m & kRequest)));
         REQUIRE(transport_of(op).has_value());
 
         // one operation class, one direction, a position
@@ -129,7 +142,7 @@ TEST_CASE("opcodes: every valid entry is consistent", "[wire][opcodes]") {
         CHECK(((m & kWithInv) != 0) == ((m & kHasIeth) != 0));
         if (m & (kWrite | kSend | kReadResponse)) CHECK((m & kHasPayload));
         if (m & (kRead | kAtomic | kAck | kAtomicAck)) CHECK(!(m & kHasPayload));
-        if (m & kResponse) CHECK((m & kRC));
+        if (m & kResponse) CHECK((m & (kRC | kXRC)));
 
         // semantics
         CHECK(((m & kStart) != 0) == ((m & kRequest) && (m & kFirst)));
@@ -145,6 +158,7 @@ TEST_CASE("opcodes: every valid entry is consistent", "[wire][opcodes]") {
             Ext ext;
             size_t len;
         } order[] = {{kHasDeth, Ext::Deth, kDethLength},
+                     {kHasXrceth, Ext::Xrceth, kXrcethLength},
                      {kHasReth, Ext::Reth, kRethLength},
                      {kHasAtomicEth, Ext::AtomicEth, kAtomicEthLength},
                      {kHasAeth, Ext::Aeth, kAethLength},
@@ -165,7 +179,7 @@ TEST_CASE("opcodes: every valid entry is consistent", "[wire][opcodes]") {
 }
 
 TEST_CASE("opcodes: properties the engines rely on", "[wire][opcodes]") {
-    for (Transport t : {Transport::RC, Transport::UC}) {
+    for (Transport t : {Transport::RC, Transport::UC, Transport::XRC}) {
         const uint8_t base = static_cast<uint8_t>(t);
         // RETH on WRITE FIRST and ONLY, not MIDDLE/LAST
         CHECK(has(base | opcode::kWriteFirst, kHasReth | kWrite | kFirst));
@@ -186,7 +200,17 @@ TEST_CASE("opcodes: properties the engines rely on", "[wire][opcodes]") {
         if (has(op, kReadResponse) && !has_any(op, kMiddle)) CHECK(has(op, kHasAeth));
         if (has(op, kWrite | kFirst)) CHECK(has(op, kHasReth)); // FIRST and ONLY
         if (has_any(op, kUD)) CHECK(has(op, kHasDeth | kSend | kOnly));
-        if (has_any(op, kRead | kReadResponse | kAtomic | kAck | kAtomicAck)) CHECK(has(op, kRC));
+        if (has_any(op, kRead | kReadResponse | kAtomic | kAck | kAtomicAck))
+            CHECK(has_any(op, kRC | kXRC));
+        // XRC is RC plus the XRCETH: same operations, same headers otherwise
+        if (has_any(op, kXRC)) {
+            CHECK(has(static_cast<uint8_t>(op & 0x1F), kRC));
+            CHECK((opcode_mask(op) & ~(kXRC | kHasXrceth)) ==
+                  (opcode_mask(static_cast<uint8_t>(op & 0x1F)) & ~kRC));
+            CHECK(size_t{opcode_info(op).length} ==
+                  opcode_info(static_cast<uint8_t>(op & 0x1F)).length +
+                      (has(op, kRequest) ? kXrcethLength : 0));
+        }
         if (has_any(op, kUC)) CHECK(has_any(op, kSend | kWrite));
     }
     CHECK(has(rc(opcode::kReadRequest), kHasReth | kRequest | kRead | kOnly | kStart));
@@ -197,6 +221,9 @@ TEST_CASE("opcodes: properties the engines rely on", "[wire][opcodes]") {
     CHECK(!opcode_valid(ud(opcode::kSendFirst)));
     CHECK(!opcode_valid(uc(opcode::kReadRequest)));
     CHECK(!opcode_valid(uc(opcode::kSendOnlyInv)));
+    CHECK(has(xrc(opcode::kSendOnly), kHasXrceth | kNeedsRecvWqe | kComplete | kXRC));
+    CHECK(!has_any(xrc(opcode::kAcknowledge), kHasXrceth));
+    CHECK(transport_of(xrc(opcode::kFetchAdd)) == Transport::XRC);
 }
 
 TEST_CASE("opcodes: opcode_for picks every valid opcode and nothing else", "[wire][opcodes]") {
@@ -248,8 +275,11 @@ TEST_CASE("opcodes: opcode_for picks every valid opcode and nothing else", "[wir
                      {Position::Last, kLast},
                      {Position::Only, kOnly}};
     std::set<int> reached;
-    for (Transport t : {Transport::RC, Transport::UC, Transport::UD}) {
-        const uint32_t tbit = t == Transport::RC ? kRC : t == Transport::UC ? kUC : kUD;
+    for (Transport t : {Transport::RC, Transport::UC, Transport::UD, Transport::XRC}) {
+        const uint32_t tbit = t == Transport::RC   ? kRC
+                              : t == Transport::UC ? kUC
+                              : t == Transport::UD ? kUD
+                                                   : kXRC;
         for (const auto& o : ops)
             for (const auto& p : positions)
                 for (Modifier mod : {Modifier::None, Modifier::Imm, Modifier::Inv}) {

@@ -43,6 +43,7 @@ Headers random_headers(std::mt19937_64& rng, uint8_t op) {
     h.imm = static_cast<uint32_t>(r());
     h.ieth_rkey = static_cast<uint32_t>(r());
     h.deth = {static_cast<uint32_t>(r()), static_cast<uint32_t>(r() & 0xFFFFFF)};
+    h.xrc_srqn = static_cast<uint32_t>(r() & 0xFFFFFF);
     return h;
 }
 
@@ -82,6 +83,7 @@ void check_same(const Headers& a, const Headers& b) {
         CHECK(a.deth.qkey == b.deth.qkey);
         CHECK(a.deth.src_qpn == b.deth.src_qpn);
     }
+    if (m & kHasXrceth) CHECK(a.xrc_srqn == b.xrc_srqn);
 }
 
 std::vector<uint8_t> valid_opcodes() {
@@ -206,6 +208,68 @@ TEST_CASE("packet: DETH + ImmDt (UD) and IETH layouts", "[wire][packet]") {
     out = encoded(h);
     REQUIRE(out.size() == 16);
     CHECK(Bytes(out.begin() + 12, out.end()) == Bytes{0x0B, 0xAD, 0xF0, 0x0D});
+}
+
+TEST_CASE("packet: XRCETH layout (XRC requests) and its absence on XRC responses",
+          "[wire][packet][xrc]") {
+    Headers h;
+    h.opcode = 0xA4; // XRC_SEND_ONLY
+    h.dest_qpn = 0x000123;
+    h.psn = 9;
+    h.xrc_srqn = 0xABCDEF;
+    const Bytes expect = {0xA4, 0x00, 0xFF, 0xFF, 0x00, 0x00, 0x01, 0x23, 0x00,
+                          0x00, 0x00, 0x09, 0x00, 0xAB, 0xCD, 0xEF}; // reserved byte, SRQ number
+    CHECK(encoded(h) == expect);
+
+    h.xrc_srqn = 0xFF123456; // 24 bits on the wire
+    Bytes masked = encoded(h);
+    CHECK(Bytes(masked.begin() + 12, masked.end()) == Bytes{0x00, 0x12, 0x34, 0x56});
+
+    // XRCETH before RETH and ImmDt (XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE)
+    h.opcode = 0xAB;
+    h.xrc_srqn = 0x000042;
+    h.reth = {0x1000, 0x77, 8};
+    h.imm = htonl(0x01020304);
+    Bytes out = encoded(h);
+    REQUIRE(out.size() == 36);
+    CHECK(Bytes(out.begin() + 12, out.begin() + 16) == Bytes{0x00, 0x00, 0x00, 0x42});
+    CHECK(Bytes(out.begin() + 16, out.begin() + 24) == Bytes{0, 0, 0, 0, 0, 0, 0x10, 0});
+    CHECK(Bytes(out.begin() + 32, out.end()) == Bytes{0x01, 0x02, 0x03, 0x04});
+
+    // ... and before AtomicETH (XRC_FETCH_ADD)
+    h.opcode = 0xB4;
+    h.atomic_eth = {0x2000, 0x99, 5, 0};
+    out = encoded(h);
+    REQUIRE(out.size() == 44);
+    CHECK(Bytes(out.begin() + 12, out.begin() + 16) == Bytes{0x00, 0x00, 0x00, 0x42});
+    CHECK(out[16 + 7] == 0x00);
+    CHECK(out[16 + 6] == 0x20);
+
+    // Responses carry none: XRC_ACKNOWLEDGE is BTH + AETH
+    h.opcode = 0xB1;
+    h.aeth = {aeth_nak(NakCode::InvalidRequest), 3};
+    out = encoded(h);
+    REQUIRE(out.size() == 16);
+    CHECK(Bytes(out.begin() + 12, out.end()) == Bytes{0x61, 0x00, 0x00, 0x03});
+}
+
+TEST_CASE("packet: XRCETH decode; its reserved byte is ignored", "[wire][packet][xrc]") {
+    Headers h;
+    h.opcode = 0xA0; // XRC_SEND_FIRST
+    h.xrc_srqn = 0x00BEEF;
+    Bytes payload(256, 0x5A);
+    Bytes pkt(packet_length(h.opcode, payload.size()));
+    REQUIRE(build(h, payload.data(), payload.size(), pkt.data()) == pkt.size());
+    pkt[12] = 0xFF; // reserved
+    Headers back;
+    const uint8_t* pay = nullptr;
+    size_t pay_len = 0;
+    REQUIRE(parse(pkt.data(), pkt.size(), back, &pay, &pay_len) == ParseResult::Ok);
+    CHECK(back.xrc_srqn == 0x00BEEF);
+    CHECK(pay_len == 256);
+    CHECK(pay == pkt.data() + 16);
+    // A packet cut inside the XRCETH is too short.
+    CHECK(parse(pkt.data(), 12 + 4, back, nullptr, nullptr) == ParseResult::TooShort);
 }
 
 TEST_CASE("packet: imm stays in wire byte order", "[wire][packet]") {
@@ -482,6 +546,7 @@ TEST_CASE("packet: parse is safe on random bytes", "[wire][packet]") {
         again[4] = static_cast<uint8_t>(again[4] | (buf[4] & 0x3F));
         again[8] = static_cast<uint8_t>(again[8] | (buf[8] & 0x7F));
         if (has(h.opcode, kHasDeth)) again[16] = buf[16];
+        if (has(h.opcode, kHasXrceth)) again[12] = buf[12];
         CHECK(Bytes(buf.begin(), buf.begin() + hdr) == again);
     }
     CHECK(ok > 500);

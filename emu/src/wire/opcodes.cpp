@@ -14,6 +14,9 @@ constexpr uint8_t rc(uint8_t op) {
 constexpr uint8_t ud(uint8_t op) {
     return opcode::make(Transport::UD, op);
 }
+constexpr uint8_t xrc(uint8_t op) {
+    return opcode::make(Transport::XRC, op);
+}
 
 // Header lengths from the layout (BTH 12, RETH 16, AtomicETH 28, AETH 4, AtomicAckETH 8,
 // ImmDt 4, IETH 4, DETH 8).
@@ -37,6 +40,15 @@ static_assert(ext_offset(rc(opcode::kWriteOnlyImm), Ext::ImmDt) == 28);
 static_assert(ext_offset(rc(opcode::kAtomicAcknowledge), Ext::AtomicAckEth) == 16);
 static_assert(ext_offset(ud(opcode::kSendOnlyImm), Ext::ImmDt) == 20);
 static_assert(!opcode_valid(0x15) && !opcode_valid(0x40) && !opcode_valid(opcode::kCnp));
+// XRC: requests carry the 4-byte XRCETH right after the BTH, responses are RC's.
+static_assert(opcode_info(xrc(opcode::kSendOnly)).length == 16);
+static_assert(ext_offset(xrc(opcode::kSendOnly), Ext::Xrceth) == 12);
+static_assert(opcode_info(xrc(opcode::kWriteOnlyImm)).length == 36);
+static_assert(ext_offset(xrc(opcode::kWriteOnlyImm), Ext::Reth) == 16);
+static_assert(ext_offset(xrc(opcode::kCompareSwap), Ext::AtomicEth) == 16);
+static_assert(opcode_info(xrc(opcode::kAcknowledge)).length == 16);
+static_assert(opcode_info(xrc(opcode::kReadResponseFirst)).length == 16);
+static_assert(!opcode_valid(0xB5) && !opcode_valid(0xB8));
 
 struct BitName {
     uint32_t bit;
@@ -44,6 +56,7 @@ struct BitName {
 };
 constexpr BitName kBitNames[] = {
     {kHasDeth, "DETH"},
+    {kHasXrceth, "XRCETH"},
     {kHasReth, "RETH"},
     {kHasAtomicEth, "ATMETH"},
     {kHasAeth, "AETH"},
@@ -66,6 +79,7 @@ constexpr BitName kBitNames[] = {
     {kRC, "RC"},
     {kUC, "UC"},
     {kUD, "UD"},
+    {kXRC, "XRC"},
     {kStart, "START"},
     {kComplete, "COMP"},
     {kNeedsRecvWqe, "RWR"},

@@ -59,6 +59,11 @@ size_t write_headers(const Headers& h, uint8_t pad_count, uint8_t* out) {
         p[4] = 0;
         put24(p + 5, h.deth.src_qpn);
     }
+    if (m & kHasXrceth) { // 8 reserved bits, then the 24-bit XRC SRQ number
+        uint8_t* p = out + info.offset[static_cast<size_t>(Ext::Xrceth)];
+        p[0] = 0;
+        put24(p + 1, h.xrc_srqn);
+    }
     if (m & kHasReth) {
         uint8_t* p = out + info.offset[static_cast<size_t>(Ext::Reth)];
         put64(p, h.reth.va);
@@ -177,6 +182,8 @@ ParseResult parse(const uint8_t* data, size_t len, Headers& h, const uint8_t** p
         h.deth.qkey = get32(p);
         h.deth.src_qpn = get24(p + 5);
     }
+    if (m & kHasXrceth)
+        h.xrc_srqn = get24(data + info.offset[static_cast<size_t>(Ext::Xrceth)] + 1);
     if (m & kHasReth) {
         const uint8_t* p = data + info.offset[static_cast<size_t>(Ext::Reth)];
         h.reth.va = get64(p);

@@ -62,6 +62,10 @@ enum class Op : uint16_t {
     CreateRwqIndTable,
     DestroyRwqIndTable,
     CreateRssQp,
+    OpenXrcd,
+    CloseXrcd,
+    CreateSrqEx,
+    OpenQp,
     Count, // not an op: one past the last
 };
 
@@ -227,6 +231,8 @@ struct ResizeCqReply { // with the new ring's memfd; pending completions were mo
     uint64_t ring_bytes;
 };
 
+// XRC_SEND QPs have no receive side (recv_cq, srq ignored); XRC_RECV QPs have only an XRC
+// domain (pd, CQs, srq and caps ignored).
 struct CreateQpReq {
     uint32_t pd;
     uint32_t send_cq;
@@ -235,6 +241,8 @@ struct CreateQpReq {
     uint32_t qp_type; // enum ibv_qp_type
     uint32_t sq_sig_all;
     ibv_qp_cap cap;
+    uint32_t xrcd; // XRC_RECV: the XRC domain's handle
+    uint32_t reserved;
 };
 struct CreateQpReply { // one memfd: the SQ ring at offset 0, the RQ ring at rq_offset
     uint32_t handle;
@@ -272,11 +280,41 @@ struct CreateSrqReq {
 };
 struct CreateSrqReply { // with the ring's memfd
     uint32_t handle;
-    uint32_t reserved;
+    uint32_t srqn;     // the device-wide SRQ number (ibv_get_srq_num), named by XRC senders
     ibv_srq_attr attr; // actual sizes
     uint32_t entries;
     uint32_t wqe_size;
     uint64_t ring_bytes;
+};
+
+// ibv_create_srq_ex: a basic or an XRC SRQ. An XRC SRQ belongs to an XRC domain, takes the
+// receives of XRC SENDs that name it, and completes them on its own CQ.
+struct CreateSrqExReq {
+    uint32_t pd;
+    uint32_t srq_type; // enum ibv_srq_type: IBV_SRQT_BASIC or IBV_SRQT_XRC
+    uint32_t xrcd;     // XRC: the domain's handle
+    uint32_t cq;       // XRC: the CQ its receives complete on
+    ibv_srq_attr attr;
+};
+
+// ibv_open_xrcd. `fd` is the app's descriptor of the file that names a domain shared by all
+// who open it (-1: a new domain of this session's own). The NIC finds the file itself through
+// /proc/<pid>/fd/<fd>, so a client cannot join a domain whose file it has not opened.
+struct OpenXrcdReq {
+    int32_t fd;
+    int32_t oflags; // O_CREAT: create the domain if the file names none; O_EXCL: fail if it does
+};
+
+// ibv_open_qp: another handle on an XRC_RECV QP of the same XRC domain, by its number.
+struct OpenQpReq {
+    uint32_t xrcd;
+    uint32_t qpn;
+    uint32_t qp_type; // must be IBV_QPT_XRC_RECV
+    uint32_t reserved;
+};
+struct OpenQpReply {
+    uint32_t handle;
+    uint32_t state; // enum ibv_qp_state, now
 };
 
 struct ModifySrqReq {
@@ -426,6 +464,10 @@ EMU_IPC_OP(DestroyWq, HandleReq, Empty)
 EMU_IPC_OP(CreateRwqIndTable, CreateRwqIndTableReq, CreateRwqIndTableReply)
 EMU_IPC_OP(DestroyRwqIndTable, HandleReq, Empty)
 EMU_IPC_OP(CreateRssQp, CreateRssQpReq, CreateQpReply)
+EMU_IPC_OP(OpenXrcd, OpenXrcdReq, HandleReply)
+EMU_IPC_OP(CloseXrcd, HandleReq, Empty)
+EMU_IPC_OP(CreateSrqEx, CreateSrqExReq, CreateSrqReply)
+EMU_IPC_OP(OpenQp, OpenQpReq, OpenQpReply)
 #undef EMU_IPC_OP
 
 // Size of an op's request body as it travels (Empty travels as zero bytes).

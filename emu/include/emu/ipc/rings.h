@@ -59,7 +59,7 @@ struct SendWqe {
     uint32_t ah; // the AH's handle
     uint32_t remote_qpn;
     uint32_t remote_qkey;
-    uint32_t reserved;
+    uint32_t xrc_remote_srqn; // XRC_SEND only: the target's XRC SRQ (wr.qp_type.xrc.remote_srqn)
 };
 static_assert(sizeof(SendWqe) == 72);
 

@@ -1,7 +1,8 @@
 // The BTH opcode table (IBA vol. 1 9.2 table 38): for every one of the 256 opcodes, its name,
 // a mask of properties, the header length and the offset of each extension header. Code tests
 // mask bits (`has(op, kHasReth)`), not lists of opcodes. Only what rdmaemu speaks is valid:
-// RC (0x00-0x14, 0x16, 0x17), UC (0x20-0x2B) and UD SEND_ONLY[_WITH_IMMEDIATE] (0x64, 0x65);
+// RC (0x00-0x14, 0x16, 0x17), UC (0x20-0x2B), UD SEND_ONLY[_WITH_IMMEDIATE] (0x64, 0x65) and
+// XRC (0xA0-0xB4, 0xB6, 0xB7: RC's operations, requests with an XRCETH after the BTH);
 // everything else (RD, CNP, reserved, vendor) has mask 0.
 #pragma once
 
@@ -21,6 +22,7 @@ inline constexpr size_t kAethLength = 4;
 inline constexpr size_t kAtomicAckEthLength = 8;
 inline constexpr size_t kImmDtLength = 4;
 inline constexpr size_t kIethLength = 4;
+inline constexpr size_t kXrcethLength = 4; // XRC SRQ number (24 bits)
 
 // --- Opcode property mask bits ---
 // Extension headers present (and whether a payload may follow).
@@ -57,11 +59,13 @@ inline constexpr uint32_t kStart = 1u << 23;    // request that starts a new mes
 inline constexpr uint32_t kComplete = 1u << 24; // ends a message that completes a receive WQE
 inline constexpr uint32_t kNeedsRecvWqe =
     1u << 25; // consumes a receive WQE: SEND *, WRITE_IMM LAST/ONLY
-inline constexpr uint32_t kWithImm = kHasImmDt; // carries immediate data (same bit)
-inline constexpr uint32_t kWithInv = kHasIeth;  // SEND with invalidate (same bit)
+inline constexpr uint32_t kHasXrceth = 1u << 26; // XRC requests: the target's XRC SRQ number
+inline constexpr uint32_t kXRC = 1u << 27;       // transport (with kRC, kUC, kUD)
+inline constexpr uint32_t kWithImm = kHasImmDt;  // carries immediate data (same bit)
+inline constexpr uint32_t kWithInv = kHasIeth;   // SEND with invalidate (same bit)
 
-// Extension headers, in wire order.
-enum class Ext : uint8_t { Deth, Reth, AtomicEth, Aeth, AtomicAckEth, ImmDt, Ieth, Count };
+// Extension headers, in wire order (IBA 9.2: XRCETH follows the BTH/DETH, precedes RETH).
+enum class Ext : uint8_t { Deth, Xrceth, Reth, AtomicEth, Aeth, AtomicAckEth, ImmDt, Ieth, Count };
 inline constexpr size_t kExtCount = static_cast<size_t>(Ext::Count);
 
 struct OpcodeInfo {
@@ -72,7 +76,7 @@ struct OpcodeInfo {
 };
 
 // Opcode values (transport base + operation).
-enum class Transport : uint8_t { RC = 0x00, UC = 0x20, UD = 0x60 };
+enum class Transport : uint8_t { RC = 0x00, UC = 0x20, UD = 0x60, XRC = 0xA0 };
 
 namespace opcode {
 inline constexpr uint8_t kSendFirst = 0x00;
@@ -106,8 +110,10 @@ constexpr uint8_t make(Transport t, uint8_t op) {
 
 inline constexpr uint8_t kRcSendOnly = make(Transport::RC, kSendOnly);
 inline constexpr uint8_t kRcAcknowledge = make(Transport::RC, kAcknowledge);
-inline constexpr uint8_t kUdSendOnly = make(Transport::UD, kSendOnly);       // 0x64
-inline constexpr uint8_t kUdSendOnlyImm = make(Transport::UD, kSendOnlyImm); // 0x65
+inline constexpr uint8_t kUdSendOnly = make(Transport::UD, kSendOnly);         // 0x64
+inline constexpr uint8_t kUdSendOnlyImm = make(Transport::UD, kSendOnlyImm);   // 0x65
+inline constexpr uint8_t kXrcSendOnly = make(Transport::XRC, kSendOnly);       // 0xA4
+inline constexpr uint8_t kXrcAcknowledge = make(Transport::XRC, kAcknowledge); // 0xB1
 inline constexpr uint8_t kCnp = 0x81; // RoCE v2 congestion notification packet (not in the table)
 } // namespace opcode
 
@@ -156,6 +162,30 @@ inline constexpr OpcodeDef kOpcodeDefs[] = {
     {0x16, "RC_SEND_LAST_WITH_INVALIDATE",        kRC | kSendLastMask | kHasIeth},
     {0x17, "RC_SEND_ONLY_WITH_INVALIDATE",        kRC | kSendOnlyMask | kHasIeth},
 
+    {0xA0, "XRC_SEND_FIRST",                      kXRC | kHasXrceth | kSendFirstMask},
+    {0xA1, "XRC_SEND_MIDDLE",                     kXRC | kHasXrceth | kSendMiddleMask},
+    {0xA2, "XRC_SEND_LAST",                       kXRC | kHasXrceth | kSendLastMask},
+    {0xA3, "XRC_SEND_LAST_WITH_IMMEDIATE",        kXRC | kHasXrceth | kSendLastMask | kHasImmDt},
+    {0xA4, "XRC_SEND_ONLY",                       kXRC | kHasXrceth | kSendOnlyMask},
+    {0xA5, "XRC_SEND_ONLY_WITH_IMMEDIATE",        kXRC | kHasXrceth | kSendOnlyMask | kHasImmDt},
+    {0xA6, "XRC_RDMA_WRITE_FIRST",                kXRC | kHasXrceth | kWriteFirstMask},
+    {0xA7, "XRC_RDMA_WRITE_MIDDLE",               kXRC | kHasXrceth | kWriteMiddleMask},
+    {0xA8, "XRC_RDMA_WRITE_LAST",                 kXRC | kHasXrceth | kWriteLastMask},
+    {0xA9, "XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE",  kXRC | kHasXrceth | kWriteLastMask | kImmRecv},
+    {0xAA, "XRC_RDMA_WRITE_ONLY",                 kXRC | kHasXrceth | kWriteOnlyMask},
+    {0xAB, "XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE",  kXRC | kHasXrceth | kWriteOnlyMask | kImmRecv},
+    {0xAC, "XRC_RDMA_READ_REQUEST",               kXRC | kHasXrceth | kHasReth | kRequest | kRead | kOnly | kStart},
+    {0xAD, "XRC_RDMA_READ_RESPONSE_FIRST",        kXRC | kHasAeth | kHasPayload | kResponse | kReadResponse | kFirst},
+    {0xAE, "XRC_RDMA_READ_RESPONSE_MIDDLE",       kXRC | kHasPayload | kResponse | kReadResponse | kMiddle},
+    {0xAF, "XRC_RDMA_READ_RESPONSE_LAST",         kXRC | kHasAeth | kHasPayload | kResponse | kReadResponse | kLast},
+    {0xB0, "XRC_RDMA_READ_RESPONSE_ONLY",         kXRC | kHasAeth | kHasPayload | kResponse | kReadResponse | kOnly},
+    {0xB1, "XRC_ACKNOWLEDGE",                     kXRC | kHasAeth | kResponse | kAck | kOnly},
+    {0xB2, "XRC_ATOMIC_ACKNOWLEDGE",              kXRC | kHasAeth | kHasAtomicAckEth | kResponse | kAtomicAck | kOnly},
+    {0xB3, "XRC_COMPARE_SWAP",                    kXRC | kHasXrceth | kHasAtomicEth | kRequest | kAtomic | kOnly | kStart},
+    {0xB4, "XRC_FETCH_ADD",                       kXRC | kHasXrceth | kHasAtomicEth | kRequest | kAtomic | kOnly | kStart},
+    {0xB6, "XRC_SEND_LAST_WITH_INVALIDATE",       kXRC | kHasXrceth | kSendLastMask | kHasIeth},
+    {0xB7, "XRC_SEND_ONLY_WITH_INVALIDATE",       kXRC | kHasXrceth | kSendOnlyMask | kHasIeth},
+
     {0x20, "UC_SEND_FIRST",                       kUC | kSendFirstMask},
     {0x21, "UC_SEND_MIDDLE",                      kUC | kSendMiddleMask},
     {0x22, "UC_SEND_LAST",                        kUC | kSendLastMask},
@@ -181,13 +211,10 @@ constexpr OpcodeInfo make_info(const char* name, uint32_t mask) {
         uint32_t bit;
         size_t length;
     } order[kExtCount] = {
-        {kHasDeth, kDethLength},
-        {kHasReth, kRethLength},
-        {kHasAtomicEth, kAtomicEthLength},
-        {kHasAeth, kAethLength},
-        {kHasAtomicAckEth, kAtomicAckEthLength},
-        {kHasImmDt, kImmDtLength},
-        {kHasIeth, kIethLength},
+        {kHasDeth, kDethLength},   {kHasXrceth, kXrcethLength},
+        {kHasReth, kRethLength},   {kHasAtomicEth, kAtomicEthLength},
+        {kHasAeth, kAethLength},   {kHasAtomicAckEth, kAtomicAckEthLength},
+        {kHasImmDt, kImmDtLength}, {kHasIeth, kIethLength},
     };
     OpcodeInfo info{name, mask, 0, {}};
     size_t at = kBthLength;
@@ -244,6 +271,7 @@ constexpr std::optional<Transport> transport_of(uint8_t op) {
     if (m & kRC) return Transport::RC;
     if (m & kUC) return Transport::UC;
     if (m & kUD) return Transport::UD;
+    if (m & kXRC) return Transport::XRC;
     return std::nullopt;
 }
 

@@ -1,7 +1,7 @@
 // RoCE v2 packet codec: the InfiniBand Base Transport Header (BTH) and its extension headers as
 // they sit in a UDP datagram's payload (IBA vol. 1 ch. 9.2-9.4, RoCE v2 annex A17):
 //
-//   BTH | [DETH][RETH][AtomicETH][AETH][AtomicAckETH][ImmDt][IETH] | payload | pad | ICRC
+//   BTH | [DETH][XRCETH][RETH][AtomicETH][AETH][AtomicAckETH][ImmDt][IETH] | payload | pad | ICRC
 //
 // Which extension headers follow the BTH is fixed by the opcode (opcodes.h). All fields are
 // big-endian on the wire and host order in `Headers`, except `Headers::imm` (see there).
@@ -73,6 +73,7 @@ struct Headers {
     uint32_t imm = 0;
     uint32_t ieth_rkey = 0; // IETH: R_Key to invalidate (SEND_*_WITH_INVALIDATE), host order
     Deth deth;
+    uint32_t xrc_srqn = 0; // XRCETH (XRC requests): the target's XRC SRQ number, 24 bits
 };
 
 // Bytes of BTH + extension headers for `opcode`; 0 when the opcode is invalid (not in the table).
