@@ -22,7 +22,8 @@ uint64_t supported_send_ops(ibv_qp_type type) {
     case IBV_QPT_RC:
     case IBV_QPT_XRC_SEND:
         return send | write | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-               IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV |
+               IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE |
+               IBV_QP_EX_WITH_SEND_WITH_INV |
                IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
     case IBV_QPT_UC:
         return send | write | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;

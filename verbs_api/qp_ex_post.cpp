@@ -117,6 +117,12 @@ void wr_atomic_fetch_add(ibv_qp_ex* qpx, uint32_t rkey, uint64_t addr, uint64_t 
     if (w) w->compare_add = add;
 }
 
+void wr_atomic_write(ibv_qp_ex* qpx, uint32_t rkey, uint64_t addr, const void* atomic_wr) {
+    ipc::SendWqe* w = begin(qpx, IBV_WR_ATOMIC_WRITE);
+    remote(w, rkey, addr);
+    if (w) std::memcpy(&w->compare_add, atomic_wr, 8); // the NIC sends these 8 bytes
+}
+
 void wr_set_ud_addr(ibv_qp_ex* qpx, ibv_ah* ah, uint32_t remote_qpn, uint32_t remote_qkey) {
     EmuQp& q = *emu_qp(qpx);
     if (!q.batch_wqe || q.qp()->qp_type != IBV_QPT_UD) return poison(qpx, EINVAL);
@@ -185,11 +191,8 @@ void wr_set_xrc_srqn(ibv_qp_ex* qpx, uint32_t remote_srqn) {
     wqe(q)->xrc_remote_srqn = remote_srqn;
 }
 
-// Operations this device does not offer (TSO, atomic write): the batch fails with EOPNOTSUPP.
+// TSO is an Ethernet offload this device does not offer: the batch fails with EOPNOTSUPP.
 void wr_send_tso(ibv_qp_ex* qpx, void*, uint16_t, uint16_t) {
-    poison(qpx, EOPNOTSUPP);
-}
-void wr_atomic_write(ibv_qp_ex* qpx, uint32_t, uint64_t, const void*) {
     poison(qpx, EOPNOTSUPP);
 }
 

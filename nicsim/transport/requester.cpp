@@ -51,6 +51,7 @@ bool valid_opcode(ibv_qp_type type, uint32_t op) {
     case IBV_WR_RDMA_READ:
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
+    case IBV_WR_ATOMIC_WRITE:
     case IBV_WR_SEND_WITH_INV:
         return type == IBV_QPT_RC;
     case IBV_WR_BIND_MW:
@@ -74,7 +75,12 @@ SendOp take(TransportEnv& env, Qp& qp, uint32_t index) {
         op.status = IBV_WC_LOC_QP_OP_ERR;
         return op;
     }
-    if (w.inline_len) {
+    if (w.opcode == IBV_WR_ATOMIC_WRITE) {
+        // The 8 bytes travel in the WQE (ibv_wr_atomic_write copies them), not in SGEs.
+        auto* data = reinterpret_cast<const uint8_t*>(&w.compare_add);
+        op.inline_data.assign(data, data + 8);
+        op.length = 8;
+    } else if (w.inline_len) {
         if (w.inline_len > qp.cap.max_inline_data || w.inline_len > tail_room) {
             op.status = IBV_WC_LOC_LEN_ERR;
             return op;
@@ -115,6 +121,8 @@ wire::Operation operation_of(uint32_t opcode) {
         return wire::Operation::CompareSwap;
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
         return wire::Operation::FetchAdd;
+    case IBV_WR_ATOMIC_WRITE:
+        return wire::Operation::AtomicWrite;
     default:
         return wire::Operation::Send;
     }
@@ -158,6 +166,13 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
                         operation == wire::Operation::CompareSwap ? w.swap : w.compare_add,
                         operation == wire::Operation::CompareSwap ? w.compare_add : 0};
         h.ack_req = true;
+        op.next_pkt = 1;
+    } else if (operation == wire::Operation::AtomicWrite) {
+        h.opcode = *wire::opcode_for(transport, operation, wire::Position::Only);
+        h.reth = {w.remote_addr, w.rkey, 8};
+        h.ack_req = true;
+        payload_len = 8;
+        std::memcpy(buf + wire::header_length(h.opcode), op.inline_data.data(), payload_len);
         op.next_pkt = 1;
     } else {
         bool first = k == 0, last = k + 1 == op.npkts;

@@ -433,7 +433,10 @@ void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uin
         return;
     }
     bool needs_payload_check = wire::has_any(h.opcode, wire::kSend | wire::kWrite);
-    if (needs_payload_check && !payload_size_ok(qp, h.opcode, len)) {
+    // An ATOMIC WRITE moves exactly 8 naturally aligned bytes (IBA 1.5 9.4.6).
+    bool bad_atomic_write = (h.opcode & 0x1F) == wire::opcode::kAtomicWrite &&
+                            ((h.reth.va & 7) != 0 || h.reth.length != 8 || len != 8);
+    if (bad_atomic_write || (needs_payload_check && !payload_size_ok(qp, h.opcode, len))) {
         fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
               IBV_EVENT_QP_REQ_ERR);
         return;

@@ -458,3 +458,30 @@ TEST_CASE("requester: WRs posted before RTS go out when the QP reaches RTS", "[r
     REQUIRE(sent.size() == 1);
     CHECK(sent[0].h.psn == o.sq_psn);
 }
+
+TEST_CASE("requester: an ATOMIC WRITE carries its 8 bytes after the RETH and completes on the ACK",
+          "[requester]") {
+    Rig rig;
+    QpOptions o;
+    Qp& qp = rig.create_qp(o);
+    ipc::SendWqe w = rdma_wqe(4, IBV_WR_ATOMIC_WRITE, 0x3000, 0x77);
+    const uint8_t value[8] = {'c', 'c', 'c', 'c', 'c', 'c', 'c', 'c'};
+    std::memcpy(&w.compare_add, value, 8); // as ibv_wr_atomic_write stores them
+    rig.post_send(qp, w, {});
+
+    auto sent = rig.env.take();
+    REQUIRE(sent.size() == 1);
+    CHECK(sent[0].h.opcode == rc(wire::opcode::kAtomicWrite));
+    CHECK(sent[0].h.reth.va == 0x3000);
+    CHECK(sent[0].h.reth.rkey == 0x77);
+    CHECK(sent[0].h.reth.length == 8);
+    CHECK(sent[0].h.ack_req);
+    REQUIRE(sent[0].bytes.size() == 12 + 16 + 8 + 4); // BTH, RETH, data, ICRC
+    CHECK(std::memcmp(sent[0].bytes.data() + 28, value, 8) == 0);
+
+    rig.deliver(qp, ack(o.sq_psn));
+    auto wcs = Rig::poll(*qp.send_cq);
+    REQUIRE(wcs.size() == 1);
+    CHECK(wcs[0].status == IBV_WC_SUCCESS);
+    CHECK(wcs[0].opcode == IBV_WC_ATOMIC_WRITE);
+}

@@ -804,3 +804,41 @@ TEST_CASE("responder: a WRITE whose MR is deregistered midway stops with a remot
     check_ack(rig, kE + 1, wire::aeth_nak(wire::NakCode::RemoteAccessError));
     CHECK(qp.attr.qp_state == IBV_QPS_ERR);
 }
+
+TEST_CASE("responder: an ATOMIC WRITE stores 8 aligned bytes; misaligned or longer is invalid",
+          "[responder]") {
+    Rig rig;
+    QpOptions o;
+    Qp& qp = rig.create_qp(o);
+    alignas(8) uint64_t target[2] = {100, 200};
+    Mr& mr = rig.reg_mr(target, sizeof target, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    const uint64_t va = reinterpret_cast<uint64_t>(target);
+    const uint64_t value = 0x0102030405060708;
+
+    SECTION("aligned: written, ACKed, no receive consumed") {
+        wire::Headers h = request(wire::opcode::kAtomicWrite, kE);
+        h.reth = {va + 8, mr.rkey, 8};
+        rig.deliver(qp, h, &value, 8);
+        CHECK(target[0] == 100);
+        CHECK(target[1] == value);
+        check_ack(rig, kE, wire::aeth_ack());
+        CHECK(Rig::poll(*qp.recv_cq).empty());
+    }
+    SECTION("misaligned") {
+        wire::Headers h = request(wire::opcode::kAtomicWrite, kE);
+        h.reth = {va + 4, mr.rkey, 8};
+        rig.deliver(qp, h, &value, 8);
+        check_fatal(rig, qp, kE, wire::NakCode::InvalidRequest, IBV_EVENT_QP_REQ_ERR);
+        CHECK(target[0] == 100);
+        CHECK(target[1] == 200);
+    }
+    SECTION("16 bytes") {
+        const uint64_t two[2] = {1, 2};
+        wire::Headers h = request(wire::opcode::kAtomicWrite, kE);
+        h.reth = {va, mr.rkey, 16};
+        rig.deliver(qp, h, two, 16);
+        check_fatal(rig, qp, kE, wire::NakCode::InvalidRequest, IBV_EVENT_QP_REQ_ERR);
+        CHECK(target[0] == 100);
+        CHECK(target[1] == 200);
+    }
+}

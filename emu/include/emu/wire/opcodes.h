@@ -102,6 +102,7 @@ inline constexpr uint8_t kCompareSwap = 0x13;
 inline constexpr uint8_t kFetchAdd = 0x14;
 inline constexpr uint8_t kSendLastInv = 0x16;
 inline constexpr uint8_t kSendOnlyInv = 0x17;
+inline constexpr uint8_t kAtomicWrite = 0x1D; // IBA 1.5: 8 bytes written at once, WRITE-like
 
 // Full opcode values: transport base | operation.
 constexpr uint8_t make(Transport t, uint8_t op) {
@@ -161,6 +162,7 @@ inline constexpr OpcodeDef kOpcodeDefs[] = {
     {0x14, "RC_FETCH_ADD",                        kRC | kHasAtomicEth | kRequest | kAtomic | kOnly | kStart},
     {0x16, "RC_SEND_LAST_WITH_INVALIDATE",        kRC | kSendLastMask | kHasIeth},
     {0x17, "RC_SEND_ONLY_WITH_INVALIDATE",        kRC | kSendOnlyMask | kHasIeth},
+    {0x1D, "RC_ATOMIC_WRITE",                     kRC | kWriteOnlyMask},
 
     {0xA0, "XRC_SEND_FIRST",                      kXRC | kHasXrceth | kSendFirstMask},
     {0xA1, "XRC_SEND_MIDDLE",                     kXRC | kHasXrceth | kSendMiddleMask},
@@ -185,6 +187,7 @@ inline constexpr OpcodeDef kOpcodeDefs[] = {
     {0xB4, "XRC_FETCH_ADD",                       kXRC | kHasXrceth | kHasAtomicEth | kRequest | kAtomic | kOnly | kStart},
     {0xB6, "XRC_SEND_LAST_WITH_INVALIDATE",       kXRC | kHasXrceth | kSendLastMask | kHasIeth},
     {0xB7, "XRC_SEND_ONLY_WITH_INVALIDATE",       kXRC | kHasXrceth | kSendOnlyMask | kHasIeth},
+    {0xBD, "XRC_ATOMIC_WRITE",                    kXRC | kHasXrceth | kWriteOnlyMask},
 
     {0x20, "UC_SEND_FIRST",                       kUC | kSendFirstMask},
     {0x21, "UC_SEND_MIDDLE",                      kUC | kSendMiddleMask},
@@ -286,6 +289,7 @@ enum class Operation : uint8_t {
     AtomicAck,
     CompareSwap,
     FetchAdd,
+    AtomicWrite,
 };
 enum class Position : uint8_t { First, Middle, Last, Only };
 enum class Modifier : uint8_t { None, Imm, Inv };
@@ -299,7 +303,7 @@ constexpr Position position_of(bool first, bool last) {
 // The opcode for (transport, operation, position, immediate/invalidate), or nullopt when that
 // combination does not exist (e.g. UD WRITE, UC READ, SEND_FIRST_WITH_IMMEDIATE, WRITE with
 // invalidate, READ REQUEST not ONLY). Single-packet operations (ReadRequest, Ack, AtomicAck,
-// CompareSwap, FetchAdd) take Position::Only.
+// CompareSwap, FetchAdd, AtomicWrite) take Position::Only.
 constexpr std::optional<uint8_t> opcode_for(Transport t, Operation op, Position pos,
                                             Modifier mod = Modifier::None) {
     namespace o = opcode;
@@ -360,6 +364,9 @@ constexpr std::optional<uint8_t> opcode_for(Transport t, Operation op, Position 
         break;
     case Operation::FetchAdd:
         v = o::kFetchAdd;
+        break;
+    case Operation::AtomicWrite:
+        v = o::kAtomicWrite;
         break;
     }
     if (v < 0) return std::nullopt;
