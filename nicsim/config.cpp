@@ -13,7 +13,7 @@ void usage(const char* why) {
                  "nicsimd: %s\n"
                  "usage: nicsimd --address A.B.C.D --socket PATH --log-file PATH\n"
                  "               [--name emu0] [--log-level trace|debug|info|warn|error]\n"
-                 "               [--mtu 256|512|1024|2048|4096] [--pcap FILE]\n"
+                 "               [--mtu 256|512|1024|2048|4096] [--pcap FILE] [--udp-port N]\n"
                  "               [--drop P] [--duplicate P] [--reorder P] [--corrupt P]\n"
                  "               [--delay-us D] [--seed S]   (P: probability 0..1)\n"
                  "Usually started by `rdmaemu up`.\n",
@@ -68,6 +68,14 @@ std::optional<Config> parse_args(int argc, char** argv) {
                 usage(("MTU must be 256, 512, 1024, 2048 or 4096, not " + value).c_str());
                 return std::nullopt;
             }
+        } else if (opt == "--udp-port") {
+            int port = std::atoi(value.c_str());
+            if (port < 1 || port > 65535 ||
+                value.find_first_not_of("0123456789") != std::string::npos) {
+                usage(("--udp-port wants a port number 1..65535, not " + value).c_str());
+                return std::nullopt;
+            }
+            c.udp_port = static_cast<uint16_t>(port);
         } else if (opt == "--pcap") {
             c.pcap_file = value;
         } else if (opt == "--drop" || opt == "--duplicate" || opt == "--reorder" ||

@@ -15,7 +15,9 @@ struct Config {
     std::string socket_path; // control socket
     std::string log_file;
     std::string log_level = "info";
-    int mtu = 1024;        // active MTU in bytes: 256, 512, 1024, 2048 or 4096
+    int mtu = 1024; // active MTU in bytes: 256, 512, 1024, 2048 or 4096
+    uint16_t udp_port =
+        4791;              // RoCE v2's; another where Linux Soft-RoCE holds 4791 on all addresses
     FaultConfig faults;    // applied to every outgoing packet
     std::string pcap_file; // every packet sent and received, when set
 };

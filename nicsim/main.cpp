@@ -44,8 +44,9 @@ int main(int argc, char** argv) {
     try {
         boost::asio::io_context io;
         nicsim::Nic nic(*config);
-        nicsim::UdpLink link(io, nicsim::bind_roce_port(config->address), config->address,
-                             config->faults, config->pcap_file, *log);
+        nicsim::UdpLink link(io, nicsim::bind_roce_port(config->address, config->udp_port),
+                             config->address, config->udp_port, config->faults, config->pcap_file,
+                             *log);
         nicsim::Engine engine(io, nic, link, *log);
         nic.set_data_path(&engine);
         nicsim::ControlServer server(io, nic, *log, config->socket_path);

@@ -18,20 +18,20 @@ constexpr size_t kBufferSize = 9216;
 // A held (reordered) packet goes out after the next one, or after this long.
 constexpr auto kReorderHold = std::chrono::microseconds(200);
 
-sockaddr_in endpoint(uint32_t addr) {
+sockaddr_in endpoint(uint32_t addr, uint16_t port) {
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = addr;
-    sa.sin_port = htons(emu::wire::kRoceV2Port);
+    sa.sin_port = htons(port);
     return sa;
 }
 
 } // namespace
 
-UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local,
+UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint16_t port,
                  const FaultConfig& faults, const std::string& pcap_path, spdlog::logger& log)
-    : sock_(io, sock.release()), local_(local), log_(log), faults_(faults), faulty_(faults.any()),
-      reorder_timer_(io) {
+    : sock_(io, sock.release()), local_(local), port_(port), log_(log), faults_(faults),
+      faulty_(faults.any()), reorder_timer_(io) {
     // Deep buffers: a burst of READ responses must not overflow the receiver at once.
     int size = 8 << 20;
     ::setsockopt(sock_.native_handle(), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size);
@@ -76,14 +76,14 @@ void UdpLink::receive_batch() {
     }
     int n = ::recvmmsg(sock_.native_handle(), msgs, kBatch, MSG_DONTWAIT, nullptr);
     if (n <= 0) return;
-    sockaddr_in self = endpoint(local_.s_addr);
+    sockaddr_in self = endpoint(local_.s_addr, port_);
     for (int i = 0; i < n; ++i) {
         size_t len = msgs[i].msg_len;
         ++counters_.rx_packets;
         counters_.rx_bytes += len;
         if (pcap_.is_open()) pcap_.write_udp(from[i], self, {buffers[i], len}, PcapWriter::now());
         emu::wire::Ipv4Flow flow{from[i].sin_addr.s_addr, local_.s_addr, ntohs(from[i].sin_port),
-                                 emu::wire::kRoceV2Port};
+                                 port_};
         if (len < emu::wire::kIcrcLength || !emu::wire::icrc_ok(flow, buffers[i], len)) {
             ++counters_.icrc_errors; // rxe drops these too, silently
             continue;
@@ -104,15 +104,14 @@ void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len) {
     ++counters_.tx_packets;
     counters_.tx_bytes += len;
     if (pcap_.is_open()) {
-        sockaddr_in self = endpoint(local_.s_addr);
+        sockaddr_in self = endpoint(local_.s_addr, port_);
         pcap_.write_udp(self, dst, {data, len}, PcapWriter::now());
     }
 }
 
 void UdpLink::send(uint32_t dst_addr, uint8_t* packet, size_t len) {
-    sockaddr_in dst = endpoint(dst_addr);
-    emu::wire::Ipv4Flow flow{local_.s_addr, dst_addr, emu::wire::kRoceV2Port,
-                             emu::wire::kRoceV2Port};
+    sockaddr_in dst = endpoint(dst_addr, port_);
+    emu::wire::Ipv4Flow flow{local_.s_addr, dst_addr, port_, port_};
     emu::wire::finish_icrc(flow, packet, len);
     if (!faulty_) return write(dst, packet, len);
     send_faulty(dst, packet, len);

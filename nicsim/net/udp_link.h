@@ -1,6 +1,6 @@
-// The host's wire: RoCE v2 datagrams on its own address, UDP port 4791. Adds and checks the
-// ICRC, applies the configured faults to every outgoing packet, and records every packet sent
-// and received to the host's pcap when asked.
+// The host's wire: RoCE v2 datagrams on its own address, UDP port 4791 (or the one configured).
+// Adds and checks the ICRC, applies the configured faults to every outgoing packet, and records
+// every packet sent and received to the host's pcap when asked.
 #pragma once
 
 #include "fault_injector.h"
@@ -31,12 +31,12 @@ class UdpLink {
     // (source address and port, the UDP payload without its ICRC)
     using Receiver = std::function<void(const sockaddr_in& from, uint8_t* data, size_t len)>;
 
-    UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, const FaultConfig& faults,
-            const std::string& pcap_path, spdlog::logger& log);
+    UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint16_t port,
+            const FaultConfig& faults, const std::string& pcap_path, spdlog::logger& log);
     ~UdpLink();
 
     void start(Receiver on_packet);
-    // Sends `len` bytes (BTH .. pad, then 4 bytes for the ICRC this fills in) to dst:4791.
+    // Sends `len` bytes (BTH .. pad, then 4 bytes for the ICRC this fills in) to dst:port.
     void send(uint32_t dst_addr, uint8_t* packet, size_t len);
     const LinkCounters& counters() const { return counters_; }
     LinkCounters& counters() { return counters_; }
@@ -54,6 +54,7 @@ class UdpLink {
 
     boost::asio::posix::stream_descriptor sock_;
     in_addr local_;
+    uint16_t port_; // every host of a set uses the same one
     spdlog::logger& log_;
     Receiver on_packet_;
     FaultInjector faults_;

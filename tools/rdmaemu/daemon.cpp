@@ -17,19 +17,32 @@
 
 namespace rdmaemu {
 
-std::optional<int> pick_subnet() {
-    for (int s = 0; s <= 254; ++s) {
-        int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) return std::nullopt;
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_port = htons(kRoceV2Port);
-        addr.sin_addr.s_addr = htonl((127u << 24) | (static_cast<unsigned>(s) << 8) | 1u);
-        int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-        ::close(fd);
-        if (rc == 0) return s;
-    }
+namespace {
+
+// 0 when UDP addr:port can be bound (and is released again), else errno.
+int try_bind(uint32_t addr_host_order, int port) {
+    int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return errno;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(addr_host_order);
+    int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    int err = rc == 0 ? 0 : errno;
+    ::close(fd);
+    return err;
+}
+
+} // namespace
+
+std::optional<int> pick_subnet(int port) {
+    for (int s = 0; s <= 254; ++s)
+        if (try_bind((127u << 24) | (static_cast<unsigned>(s) << 8) | 1u, port) == 0) return s;
     return std::nullopt;
+}
+
+bool port_held_on_all_addresses(int port) {
+    return try_bind(INADDR_ANY, port) == EADDRINUSE;
 }
 
 pid_t spawn_detached(const std::vector<std::string>& argv, const std::string& log) {

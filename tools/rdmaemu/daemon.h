@@ -10,12 +10,16 @@
 
 namespace rdmaemu {
 
-// RoCE v2's UDP port, which every nicsimd binds on its own address.
+// RoCE v2's UDP port, which every nicsimd binds on its own address unless told another.
 inline constexpr int kRoceV2Port = 4791;
 
-// The first S in 0..254 where UDP port 4791 is free on 127.0.S.1, so that sets of hosts in
+// The first S in 0..254 where UDP `port` is free on 127.0.S.1, so that sets of hosts in
 // different runtime directories get different addresses.
-std::optional<int> pick_subnet();
+std::optional<int> pick_subnet(int port);
+
+// True when something holds `port` on every address (0.0.0.0), as Linux Soft-RoCE (rdma_rxe)
+// does with 4791 once it is loaded.
+bool port_held_on_all_addresses(int port);
 
 // Starts `argv` (argv[0] is the program's path) in a new session, stdin from /dev/null and
 // stdout/stderr appended to `log`, so it outlives rdmaemu and its terminal. Returns the pid or

@@ -51,6 +51,10 @@ constexpr OptionSpec kOptions[] = {
     to_daemon("seed", "S", "seed of the fault decisions: same seed, same faults (default 0)",
               ValueKind::count64),
     {"pcap", "DIR", "capture each host's packets, sent and received, to DIR/host<i>.pcap"},
+    to_daemon("udp-port", "N",
+              "UDP port of the hosts' RoCE v2 traffic (default 4791; another one where Linux "
+              "Soft-RoCE holds 4791)",
+              ValueKind::count),
 };
 
 // The options that make hosts misbehave, in the order the summary line shows them.
@@ -228,8 +232,21 @@ int up(const ParsedArgs& args) {
         if (dir->empty()) return fail("--pcap wants a directory");
         if (auto err = prepare_pcap_dir(*dir, pcap_dir)) return fail(*err);
     }
-    auto subnet = pick_subnet();
-    if (!subnet) return fail("UDP port 4791 is taken on every 127.0.S.1 (S = 0..254)");
+    int port = kRoceV2Port;
+    if (auto text = args.get("udp-port")) {
+        auto p = parse_int(*text, 1, 65535);
+        if (!p) return fail("--udp-port wants a port number from 1 to 65535");
+        port = *p;
+    }
+    auto subnet = pick_subnet(port);
+    if (!subnet) {
+        std::string why =
+            "UDP port " + std::to_string(port) + " is taken on every 127.0.S.1 (S = 0..254)";
+        if (port_held_on_all_addresses(port))
+            why += ": something holds it on all addresses (Linux Soft-RoCE, rdma_rxe, does with "
+                   "4791); choose another with --udp-port";
+        return fail(why);
+    }
 
     std::vector<HostEntry> hosts;
     if (int rc = start_hosts(args, runtime, *count, *subnet, pcap_dir, hosts)) return rc;
