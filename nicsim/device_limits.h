@@ -23,7 +23,8 @@ inline constexpr uint32_t kMaxSrqSge = 32;
 inline constexpr uint32_t kMaxAh = 65536;
 inline constexpr uint32_t kMaxCompChannels = 4096;
 inline constexpr uint32_t kMaxMcastGrp = 8192;
-inline constexpr uint32_t kMaxMcastQpAttach = 56;
+inline constexpr uint32_t kMaxMcastQpAttach = 56; // QPs per group
+inline constexpr uint32_t kMaxTotalMcastQpAttach = kMaxMcastGrp * kMaxMcastQpAttach;
 // Device memory (ibv_alloc_dm), all allocations together. On-chip memory is small: a
 // ConnectX-5 reports 128 KiB.
 inline constexpr uint64_t kMaxDmSize = 256 * 1024;

@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
         boost::asio::io_context io;
         nicsim::Nic nic(*config);
         nicsim::UdpLink link(io, nicsim::bind_roce_port(config->address), config->address,
-                             config->faults, config->pcap_file, *log);
+                             config->faults, config->pcap_file, *log, config->hosts);
         nicsim::Engine engine(io, nic, link, *log);
         nic.set_data_path(&engine);
         nicsim::ControlServer server(io, nic, *log, config->socket_path);

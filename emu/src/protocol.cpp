@@ -16,14 +16,15 @@ struct OpInfo {
 
 template <size_t... I> constexpr auto make_table(std::index_sequence<I...>) {
     constexpr const char* names[] = {
-        "Hello",     "QueryDevice", "QueryPort",         "QueryGid",
-        "QueryPkey", "AllocPd",     "DeallocPd",         "RegMr",
-        "ReregMr",   "DeregMr",     "CreateCompChannel", "DestroyCompChannel",
-        "CreateCq",  "ResizeCq",    "DestroyCq",         "CreateQp",
-        "ModifyQp",  "QueryQp",     "DestroyQp",         "CreateSrq",
-        "ModifySrq", "QuerySrq",    "DestroySrq",        "CreateAh",
-        "DestroyAh", "Status",      "AllocDm",           "FreeDm",
-        "RegDmMr",   "AllocMw",     "DeallocMw"};
+        "Hello",      "QueryDevice", "QueryPort",         "QueryGid",
+        "QueryPkey",  "AllocPd",     "DeallocPd",         "RegMr",
+        "ReregMr",    "DeregMr",     "CreateCompChannel", "DestroyCompChannel",
+        "CreateCq",   "ResizeCq",    "DestroyCq",         "CreateQp",
+        "ModifyQp",   "QueryQp",     "DestroyQp",         "CreateSrq",
+        "ModifySrq",  "QuerySrq",    "DestroySrq",        "CreateAh",
+        "DestroyAh",  "Status",      "AllocDm",           "FreeDm",
+        "RegDmMr",    "AllocMw",     "DeallocMw",         "AttachMcast",
+        "DetachMcast"};
     static_assert(std::size(names) == sizeof...(I));
     return std::array<OpInfo, sizeof...(I)>{
         OpInfo{names[I], length_of<static_cast<Op>(I + 1)>()}...};

@@ -9,12 +9,17 @@
 
 #include <infiniband/verbs.h>
 
+#include <array>
 #include <cstdint>
 #include <sys/types.h>
+#include <vector>
 
 namespace nicsim {
 
 struct SessionObjects;
+
+// A multicast group's GID (ibv_attach_mcast), as the 16 raw bytes.
+using Mgid = std::array<uint8_t, 16>;
 
 struct Pd {
     uint32_t handle = 0;
@@ -119,7 +124,8 @@ struct Qp {
     RequesterState req;
     ResponderState resp;
     QpCounters counters;
-    bool scheduled = false; // in the engine's run queue
+    bool scheduled = false;  // in the engine's run queue
+    std::vector<Mgid> mcast; // the multicast groups this (UD) QP is attached to
 };
 
 } // namespace nicsim

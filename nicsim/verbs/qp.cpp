@@ -125,6 +125,7 @@ int query_qp(VerbContext& c, const ipc::QueryQpReq& q, ipc::QueryQpReply& r) {
 
 void free_qp(Nic& nic, SessionObjects& objs, Qp& qp) {
     if (DataPath* dp = nic.data_path()) dp->qp_destroying(qp);
+    nic.mcast_detach_all(qp); // destroying a QP detaches it from its groups
     nic.unregister_qp(qp);
     --qp.pd->users;
     --qp.send_cq->users;

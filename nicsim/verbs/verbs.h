@@ -56,6 +56,9 @@ int modify_srq(VerbContext&, const ipc::ModifySrqReq&, ipc::Empty&);
 int query_srq(VerbContext&, const ipc::HandleReq&, ipc::QuerySrqReply&);
 int destroy_srq(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
 
+int attach_mcast(VerbContext&, const ipc::McastReq&, ipc::Empty&);
+int detach_mcast(VerbContext&, const ipc::McastReq&, ipc::Empty&);
+
 int create_ah(VerbContext&, const ipc::CreateAhReq&, ipc::HandleReply&);
 int destroy_ah(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
 

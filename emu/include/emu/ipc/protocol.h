@@ -54,6 +54,8 @@ enum class Op : uint16_t {
     RegDmMr,
     AllocMw,
     DeallocMw,
+    AttachMcast,
+    DetachMcast,
     Count, // not an op: one past the last
 };
 
@@ -287,6 +289,15 @@ struct CreateAhReq {
     ibv_ah_attr attr;
 };
 
+// ibv_attach_mcast / ibv_detach_mcast: a UD QP joins or leaves the multicast group `gid` on its
+// NIC. `lid` is the MLID; a RoCE port ignores it (RoCE annex A16/A17).
+struct McastReq {
+    uint32_t qp;
+    uint16_t lid;
+    uint16_t reserved;
+    uint8_t gid[16];
+};
+
 // Async events (ibv_get_async_event) arrive on the context's async socket, one record per
 // datagram. `handle` names the QP, CQ or SRQ, or is the port number for port events.
 struct AsyncEventRecord {
@@ -338,6 +349,8 @@ EMU_IPC_OP(FreeDm, HandleReq, Empty)
 EMU_IPC_OP(RegDmMr, RegDmMrReq, RegMrReply)
 EMU_IPC_OP(AllocMw, AllocMwReq, AllocMwReply)
 EMU_IPC_OP(DeallocMw, HandleReq, Empty)
+EMU_IPC_OP(AttachMcast, McastReq, Empty)
+EMU_IPC_OP(DetachMcast, McastReq, Empty)
 #undef EMU_IPC_OP
 
 // Size of an op's request body as it travels (Empty travels as zero bytes).
