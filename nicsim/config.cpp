@@ -14,6 +14,7 @@ void usage(const char* why) {
                  "usage: nicsimd --address A.B.C.D --socket PATH --log-file PATH\n"
                  "               [--name emu0] [--log-level trace|debug|info|warn|error]\n"
                  "               [--mtu 256|512|1024|2048|4096] [--pcap FILE] [--udp-port N]\n"
+                 "               [--peers A.B.C.D,...]   (every host of the set, for multicast)\n"
                  "               [--drop P] [--duplicate P] [--reorder P] [--corrupt P]\n"
                  "               [--delay-us D] [--seed S]   (P: probability 0..1)\n"
                  "Usually started by `rdmaemu up`.\n",
@@ -76,6 +77,22 @@ std::optional<Config> parse_args(int argc, char** argv) {
                 return std::nullopt;
             }
             c.udp_port = static_cast<uint16_t>(port);
+        } else if (opt == "--peers") {
+            c.hosts.clear();
+            size_t at = 0;
+            while (at <= value.size()) {
+                size_t comma = value.find(',', at);
+                std::string one =
+                    value.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+                in_addr a{};
+                if (inet_pton(AF_INET, one.c_str(), &a) != 1) {
+                    usage(("--peers: not an IPv4 address: " + one).c_str());
+                    return std::nullopt;
+                }
+                c.hosts.push_back(a.s_addr);
+                if (comma == std::string::npos) break;
+                at = comma + 1;
+            }
         } else if (opt == "--pcap") {
             c.pcap_file = value;
         } else if (opt == "--drop" || opt == "--duplicate" || opt == "--reorder" ||

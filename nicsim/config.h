@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace nicsim {
 
@@ -20,6 +21,9 @@ struct Config {
         4791;              // RoCE v2's; another where Linux Soft-RoCE holds 4791 on all addresses
     FaultConfig faults;    // applied to every outgoing packet
     std::string pcap_file; // every packet sent and received, when set
+    // --peers: every host of the set (network order; this one may be among them), where the
+    // fabric delivers multicast packets. Empty: this host only.
+    std::vector<uint32_t> hosts;
 };
 
 // Parses argv; on error prints the reason and usage to stderr and returns nothing.

@@ -72,7 +72,7 @@ ibv_device_attr Device::device_attr() const {
     a.atomic_cap = IBV_ATOMIC_HCA;
     a.max_mcast_grp = kMaxMcastGrp;
     a.max_mcast_qp_attach = kMaxMcastQpAttach;
-    a.max_total_mcast_qp_attach = kMaxMcastGrp * kMaxMcastQpAttach;
+    a.max_total_mcast_qp_attach = kMaxTotalMcastQpAttach;
     a.max_ah = kMaxAh;
     a.max_srq = kMaxSrq;
     a.max_srq_wr = kMaxSrqWr;

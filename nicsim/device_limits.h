@@ -23,7 +23,8 @@ inline constexpr uint32_t kMaxSrqSge = 32;
 inline constexpr uint32_t kMaxAh = 65536;
 inline constexpr uint32_t kMaxCompChannels = 4096;
 inline constexpr uint32_t kMaxMcastGrp = 8192;
-inline constexpr uint32_t kMaxMcastQpAttach = 56;
+inline constexpr uint32_t kMaxMcastQpAttach = 56; // QPs per group
+inline constexpr uint32_t kMaxTotalMcastQpAttach = kMaxMcastGrp * kMaxMcastQpAttach;
 // Raw packet QPs: the largest frame a send may carry (a jumbo frame), flow specs per rule,
 // indirection tables (RSS) of up to 2^kMaxRwqIndTableLog WQs.
 inline constexpr uint32_t kMaxRawFrame = 9216;

@@ -24,8 +24,9 @@ constexpr int kTurnsPerDrain = 64; // QP turns before the loop looks at its sock
 
 Engine::Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::logger& log)
     : io_(io), nic_(nic), link_(link), log_(log), timer_(io) {
-    link_.start(
-        [this](const sockaddr_in& from, uint8_t* data, size_t len) { on_packet(from, data, len); });
+    link_.start([this](const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid) {
+        on_packet(from, data, len, mgid);
+    });
 }
 
 uint64_t Engine::now_us() {
@@ -35,6 +36,10 @@ uint64_t Engine::now_us() {
 
 void Engine::transmit(Qp&, uint32_t dst_addr, uint8_t* packet, size_t len) {
     link_.send(dst_addr, packet, len);
+}
+
+void Engine::transmit_multicast(Qp&, const uint8_t* mgid, uint8_t* packet, size_t len) {
+    link_.send_multicast(mgid, packet, len);
 }
 
 void Engine::schedule(Qp& qp) {
@@ -121,7 +126,7 @@ void Engine::doorbell(SessionObjects& objects) {
     });
 }
 
-void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len) {
+void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid) {
     wire::Headers h;
     const uint8_t* payload = nullptr;
     size_t payload_len = 0;
@@ -132,13 +137,22 @@ void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len) {
                    wire::describe(r));
         return;
     }
+    if (mgid) { // DestQP 0xFFFFFF with its group (the link checked the trailer)
+        if (!wire::has(h.opcode, wire::kUD) || h.pkey != wire::kDefaultPkey) {
+            ++link_.counters().unknown_qp; // only UD datagrams go to groups
+            return;
+        }
+        ud::receive_multicast(*this, from.sin_addr.s_addr, mgid, h, payload, payload_len, len);
+        return;
+    }
     Qp* qp = nic_.qp_by_qpn(h.dest_qpn);
     if (!qp || h.pkey != wire::kDefaultPkey) {
         ++link_.counters().unknown_qp;
         return;
     }
     if (qp->type == IBV_QPT_UD && wire::has(h.opcode, wire::kUD)) {
-        ud::receive(*this, *qp, from.sin_addr.s_addr, h, payload, payload_len, len);
+        ud::receive(*this, *qp, from.sin_addr.s_addr, nic_.device().config().address.s_addr, h,
+                    payload, payload_len, len);
         return;
     }
     // The opcode's transport must be the QP's, and the packet must come from the QP's peer
@@ -163,6 +177,7 @@ namespace nicsim {
 std::string Engine::counters_json() const {
     const LinkCounters& c = link_.counters();
     const RawCounters& raw = nic_.raw_counters();
+    const McastCounters& m = nic_.mcast_counters();
     auto field = [](const char* name, uint64_t v) {
         return std::string("\"") + name + "\":" + std::to_string(v);
     };
@@ -176,7 +191,11 @@ std::string Engine::counters_json() const {
            field("raw_tx_frames", raw.tx_frames) + "," + field("raw_tx_bytes", raw.tx_bytes) + "," +
            field("raw_delivered", raw.delivered) + "," +
            field("raw_no_flow_drops", raw.no_flow_drops) + "," +
-           field("raw_no_wqe_drops", raw.no_wqe_drops) + "}";
+           field("raw_no_wqe_drops", raw.no_wqe_drops) + "," +
+           field("mcast_tx_packets", m.tx_packets) + "," + field("mcast_rx_packets", m.rx_packets) +
+           "," + field("mcast_rx_delivered", m.rx_delivered) + "," +
+           field("mcast_no_member", m.rx_no_member) + "," +
+           field("mcast_malformed", c.mcast_malformed) + "}";
 }
 
 } // namespace nicsim

@@ -32,6 +32,7 @@ class Engine final : public DataPath, public TransportEnv {
     // TransportEnv
     uint64_t now_us() override;
     void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len) override;
+    void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len) override;
     void schedule(Qp& qp) override;
     void set_timer(Qp& qp, uint64_t at_us) override;
     DmaEngine& dma() override { return dma_; }
@@ -40,7 +41,7 @@ class Engine final : public DataPath, public TransportEnv {
     spdlog::logger& log() override { return log_; }
 
   private:
-    void on_packet(const sockaddr_in& from, uint8_t* data, size_t len);
+    void on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid);
     void drain();
     void arm_timer();
     void on_timers();

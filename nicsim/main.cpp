@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
         nicsim::Nic nic(*config);
         nicsim::UdpLink link(io, nicsim::bind_roce_port(config->address, config->udp_port),
                              config->address, config->udp_port, config->faults, config->pcap_file,
-                             *log);
+                             *log, config->hosts);
         nicsim::Engine engine(io, nic, link, *log);
         nic.set_data_path(&engine);
         nicsim::ControlServer server(io, nic, *log, config->socket_path);

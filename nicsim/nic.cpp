@@ -1,7 +1,10 @@
 #include "nic.h"
 
+#include "device_limits.h"
+
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 
 namespace nicsim {
@@ -146,6 +149,44 @@ void Nic::keep_orphan(std::unique_ptr<Qp> qp) {
 
 void Nic::drop_orphan(const Qp& qp) {
     orphans_.erase(qp.qpn);
+}
+
+int Nic::mcast_attach(Qp& qp, const Mgid& mgid) {
+    if (std::find(qp.mcast.begin(), qp.mcast.end(), mgid) != qp.mcast.end()) return 0;
+    auto it = groups_.find(mgid);
+    if (it == groups_.end() && groups_.size() >= limits::kMaxMcastGrp) return ENOMEM;
+    if (it != groups_.end() && it->second.size() >= limits::kMaxMcastQpAttach) return ENOMEM;
+    if (mcast_attachments_ >= limits::kMaxTotalMcastQpAttach) return ENOMEM;
+    if (it == groups_.end()) it = groups_.emplace(mgid, std::vector<uint32_t>{}).first;
+    it->second.push_back(qp.qpn);
+    qp.mcast.push_back(mgid);
+    ++mcast_attachments_;
+    return 0;
+}
+
+int Nic::mcast_detach(Qp& qp, const Mgid& mgid) {
+    auto mine = std::find(qp.mcast.begin(), qp.mcast.end(), mgid);
+    if (mine == qp.mcast.end()) return EINVAL;
+    qp.mcast.erase(mine);
+    auto it = groups_.find(mgid);
+    if (it != groups_.end()) {
+        std::erase(it->second, qp.qpn);
+        if (it->second.empty()) groups_.erase(it);
+    }
+    --mcast_attachments_;
+    return 0;
+}
+
+void Nic::mcast_detach_all(Qp& qp) {
+    while (!qp.mcast.empty())
+        mcast_detach(qp, qp.mcast.back());
+}
+
+const std::vector<uint32_t>* Nic::mcast_members(const uint8_t* mgid) const {
+    Mgid key;
+    std::memcpy(key.data(), mgid, key.size());
+    auto it = groups_.find(key);
+    return it == groups_.end() ? nullptr : &it->second;
 }
 
 } // namespace nicsim

@@ -48,6 +48,14 @@ struct ObjectTotals {
     uint64_t dm_bytes = 0; // device memory allocated, against limits::kMaxDmSize
 };
 
+// Multicast traffic of this NIC, for status.
+struct McastCounters {
+    uint64_t tx_packets = 0;   // UD sends to a multicast GID (one per send, before replication)
+    uint64_t rx_packets = 0;   // multicast packets that arrived (well-formed, ICRC good)
+    uint64_t rx_delivered = 0; // copies handed to attached QPs (each may still be dropped there)
+    uint64_t rx_no_member = 0; // packets dropped: no QP of this NIC is attached to the group
+};
+
 class Nic {
   public:
     explicit Nic(const Config& config) : device_(config) {}
@@ -89,6 +97,19 @@ class Nic {
     // until the last of them closes it.
     void keep_orphan(std::unique_ptr<Qp> qp);
     void drop_orphan(const Qp& qp);
+    // Multicast groups (IBA 10.5): membership is per NIC. A group is the QPNs attached to an
+    // MGID, in attach order. Attaching a QP that is attached already is a no-op (0). ENOMEM
+    // when a limit of device_limits.h would be exceeded: groups, QPs per group, attachments.
+    int mcast_attach(Qp& qp, const Mgid& mgid);
+    // 0, or EINVAL when the QP is not attached to the group.
+    int mcast_detach(Qp& qp, const Mgid& mgid);
+    void mcast_detach_all(Qp& qp);
+    // The QPNs attached to `mgid` (16 bytes); nullptr when the group has none.
+    const std::vector<uint32_t>* mcast_members(const uint8_t* mgid) const;
+    size_t mcast_group_count() const { return groups_.size(); }
+    uint32_t mcast_attachments() const { return mcast_attachments_; }
+    McastCounters& mcast_counters() { return mcast_counters_; }
+    const McastCounters& mcast_counters() const { return mcast_counters_; }
 
     uint32_t next_session_id() { return ++last_session_id_; }
 
@@ -124,6 +145,9 @@ class Nic {
     RawCounters raw_counters_;
     uint32_t last_wq_num_ = 0;
     uint32_t last_ind_table_num_ = 0;
+    std::map<Mgid, std::vector<uint32_t>> groups_;
+    uint32_t mcast_attachments_ = 0;
+    McastCounters mcast_counters_;
     ObjectTotals totals_;
     DataPath* data_path_ = nullptr;
 };

@@ -1,4 +1,5 @@
 // Address handles, and building one from a received work completion.
+#include "emu/wire/multicast.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 #include "export.h"
@@ -78,7 +79,9 @@ int emulated::ibv_init_ah_from_wc(ibv_context* ctx, uint8_t port_num, ibv_wc* wc
         ah_attr->grh.dgid = grh->sgid;
         local = grh->dgid;
     }
-    int index = find_gid_index(ctx, port_num, local);
+    // A packet to a multicast group is answered from the port's own GID (index 0), as the
+    // kernel's ib_init_ah_attr_from_wc picks a source GID for a multicast destination.
+    int index = emu::wire::is_multicast_gid(local.raw) ? 0 : find_gid_index(ctx, port_num, local);
     if (index < 0) return ENOENT; // the packet was not addressed to one of our GIDs
     ah_attr->grh.sgid_index = static_cast<uint8_t>(index);
     return 0;

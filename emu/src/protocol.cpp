@@ -57,7 +57,9 @@ template <size_t... I> constexpr auto make_table(std::index_sequence<I...>) {
                                      "OpenXrcd",
                                      "CloseXrcd",
                                      "CreateSrqEx",
-                                     "OpenQp"};
+                                     "OpenQp",
+                                     "AttachMcast",
+                                     "DetachMcast"};
     static_assert(std::size(names) == sizeof...(I));
     return std::array<OpInfo, sizeof...(I)>{
         OpInfo{names[I], length_of<static_cast<Op>(I + 1)>()}...};

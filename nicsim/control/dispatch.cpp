@@ -58,6 +58,8 @@ constexpr auto make_table() {
     VERB(ModifyQp, modify_qp);
     VERB(QueryQp, query_qp);
     VERB(DestroyQp, destroy_qp);
+    VERB(AttachMcast, attach_mcast);
+    VERB(DetachMcast, detach_mcast);
     VERB(CreateSrq, create_srq);
     VERB(ModifySrq, modify_srq);
     VERB(QuerySrq, query_srq);

@@ -85,7 +85,8 @@ bool PcapWriter::open(const std::string& path) {
 }
 
 bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
-                           std::span<const uint8_t> payload, std::chrono::nanoseconds timestamp) {
+                           std::span<const uint8_t> payload, std::chrono::nanoseconds timestamp,
+                           const uint8_t* dst_mac) {
     if (fd_ < 0) // never opened, closed, or failed
         return false;
     if (payload.size() > kMaxUdpPayload) {
@@ -105,7 +106,10 @@ bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
     const size_t at = buffer_.size();
     buffer_.resize(at + kHeadersLen); // within the reserved capacity: no allocation
     uint8_t* eth = buffer_.data() + at;
-    put_mac(eth, dst.sin_addr);
+    if (dst_mac)
+        std::memcpy(eth, dst_mac, 6);
+    else
+        put_mac(eth, dst.sin_addr);
     put_mac(eth + 6, src.sin_addr);
     put_be16(eth + 12, 0x0800);
 

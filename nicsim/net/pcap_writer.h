@@ -7,9 +7,10 @@
 // stamps they would tie and lose their order in time-based views (I/O graphs, RTT, "time since
 // previous"). Wireshark, tshark, tcpdump and libpcap >= 1.5 all read it.
 //
-// Synthesized headers: Ethernet with MAC 02:52:a:b:c:d for IPv4 a.b.c.d at both ends and
-// ethertype 0x0800; IPv4 as our unconnected, IP_PMTUDISC_DO socket sends it (version 4, IHL 5,
-// TOS 0, ID 0, DF, TTL 64, protocol 17, valid header checksum); UDP with a valid checksum.
+// Synthesized headers: Ethernet with MAC 02:52:a:b:c:d for IPv4 a.b.c.d at both ends (or the
+// multicast MAC the caller gives as destination) and ethertype 0x0800; IPv4 as our unconnected,
+// IP_PMTUDISC_DO socket sends it (version 4, IHL 5, TOS 0, ID 0, DF, TTL 64, protocol 17, valid
+// header checksum); UDP with a valid checksum.
 //
 // Not thread-safe: one writer per host, used from its event loop. Writes are buffered and go to
 // the file when the buffer fills, on flush() and on close(). Errors never throw: the first
@@ -45,10 +46,11 @@ class PcapWriter {
 
     // Appends one UDP datagram from `src` to `dst` (addresses and ports in network byte order,
     // as sockets use them) carrying `payload`, stamped `timestamp` since the Unix epoch.
+    // `dst_mac`, when given, is the Ethernet destination (a multicast group's MAC).
     // Returns false when the writer is not open (never opened, closed, or failed) or the
     // payload exceeds kMaxUdpPayload (that one sets error() but keeps the file open).
     bool write_udp(const sockaddr_in& src, const sockaddr_in& dst, std::span<const uint8_t> payload,
-                   std::chrono::nanoseconds timestamp);
+                   std::chrono::nanoseconds timestamp, const uint8_t* dst_mac = nullptr);
 
     // Writes the buffered records to the file.
     bool flush();

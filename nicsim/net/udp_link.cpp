@@ -1,8 +1,10 @@
 #include "udp_link.h"
 
 #include "emu/wire/icrc.h"
+#include "emu/wire/multicast.h"
 #include "emu/wire/packet.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
@@ -29,9 +31,12 @@ sockaddr_in endpoint(uint32_t addr, uint16_t port) {
 } // namespace
 
 UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint16_t port,
-                 const FaultConfig& faults, const std::string& pcap_path, spdlog::logger& log)
-    : sock_(io, sock.release()), local_(local), port_(port), log_(log), faults_(faults),
-      faulty_(faults.any()), reorder_timer_(io) {
+                 const FaultConfig& faults, const std::string& pcap_path, spdlog::logger& log,
+                 std::vector<uint32_t> hosts)
+    : sock_(io, sock.release()), local_(local), port_(port), hosts_(std::move(hosts)), log_(log),
+      faults_(faults), faulty_(faults.any()), reorder_timer_(io) {
+    if (std::find(hosts_.begin(), hosts_.end(), local.s_addr) == hosts_.end())
+        hosts_.push_back(local.s_addr);
     // Deep buffers: a burst of READ responses must not overflow the receiver at once.
     int size = 8 << 20;
     ::setsockopt(sock_.native_handle(), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size);
@@ -43,7 +48,8 @@ UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint
 }
 
 UdpLink::~UdpLink() {
-    if (auto held = reorder_.flush()) write(held->dst, held->bytes.data(), held->bytes.size());
+    if (auto held = reorder_.flush())
+        write(held->dst, held->bytes.data(), held->bytes.size(), held->capture);
     pcap_.close();
 }
 
@@ -76,23 +82,42 @@ void UdpLink::receive_batch() {
     }
     int n = ::recvmmsg(sock_.native_handle(), msgs, kBatch, MSG_DONTWAIT, nullptr);
     if (n <= 0) return;
-    sockaddr_in self = endpoint(local_.s_addr, port_);
-    for (int i = 0; i < n; ++i) {
-        size_t len = msgs[i].msg_len;
-        ++counters_.rx_packets;
-        counters_.rx_bytes += len;
-        if (pcap_.is_open()) pcap_.write_udp(from[i], self, {buffers[i], len}, PcapWriter::now());
-        emu::wire::Ipv4Flow flow{from[i].sin_addr.s_addr, local_.s_addr, ntohs(from[i].sin_port),
-                                 port_};
-        if (len < emu::wire::kIcrcLength || !emu::wire::icrc_ok(flow, buffers[i], len)) {
-            ++counters_.icrc_errors; // rxe drops these too, silently
-            continue;
-        }
-        on_packet_(from[i], buffers[i], len);
-    }
+    for (int i = 0; i < n; ++i)
+        receive_one(from[i], buffers[i], msgs[i].msg_len);
 }
 
-void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len) {
+void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len) {
+    namespace wire = emu::wire;
+    ++counters_.rx_packets;
+    counters_.rx_bytes += len;
+    // A multicast packet carries its group after the ICRC; on a real network the group is the
+    // IP destination, so that is what the capture shows and what the ICRC covers.
+    const uint8_t* mgid = nullptr;
+    size_t inner = len;
+    wire::TrailerResult t = wire::split_mcast_trailer(data, len, &mgid, &inner);
+    if (t == wire::TrailerResult::Truncated || t == wire::TrailerResult::BadGroup) {
+        if (pcap_.is_open())
+            pcap_.write_udp(from, endpoint(local_.s_addr, port_), {data, len}, PcapWriter::now());
+        ++counters_.mcast_malformed;
+        log_.debug("dropped packet from {}: {}", inet_ntoa(from.sin_addr), wire::describe(t));
+        return;
+    }
+    uint32_t ip_dst = mgid ? wire::multicast_ipv4(mgid) : local_.s_addr;
+    if (pcap_.is_open()) {
+        uint8_t mac[6];
+        if (mgid) wire::multicast_mac(mgid, mac);
+        pcap_.write_udp(from, endpoint(ip_dst, port_), {data, inner}, PcapWriter::now(),
+                        mgid ? mac : nullptr);
+    }
+    wire::Ipv4Flow flow{from.sin_addr.s_addr, ip_dst, ntohs(from.sin_port), port_};
+    if (inner < wire::kIcrcLength || !wire::icrc_ok(flow, data, inner)) {
+        ++counters_.icrc_errors; // rxe drops these too, silently
+        return;
+    }
+    on_packet_(from, data, inner, mgid);
+}
+
+void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture) {
     ssize_t sent = ::sendto(sock_.native_handle(), data, len, MSG_DONTWAIT,
                             reinterpret_cast<const sockaddr*>(&dst), sizeof dst);
     if (sent < 0) {
@@ -103,7 +128,7 @@ void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len) {
     }
     ++counters_.tx_packets;
     counters_.tx_bytes += len;
-    if (pcap_.is_open()) {
+    if (capture && pcap_.is_open()) {
         sockaddr_in self = endpoint(local_.s_addr, port_);
         pcap_.write_udp(self, dst, {data, len}, PcapWriter::now());
     }
@@ -117,7 +142,32 @@ void UdpLink::send(uint32_t dst_addr, uint8_t* packet, size_t len) {
     send_faulty(dst, packet, len);
 }
 
-void UdpLink::send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len) {
+void UdpLink::send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len) {
+    namespace wire = emu::wire;
+    const uint32_t group = wire::multicast_ipv4(mgid);
+    wire::Ipv4Flow flow{local_.s_addr, group, port_, port_};
+    wire::finish_icrc(flow, packet, len);
+    if (pcap_.is_open()) { // once, as the NIC sends it: to the group, without the trailer
+        uint8_t mac[6];
+        wire::multicast_mac(mgid, mac);
+        pcap_.write_udp(endpoint(local_.s_addr, port_), endpoint(group, port_), {packet, len},
+                        PcapWriter::now(), mac);
+    }
+    // The fabric's replication: one copy per host, the group in the trailer.
+    std::vector<uint8_t> copy(len + wire::kMcastTrailerLength);
+    std::memcpy(copy.data(), packet, len);
+    wire::put_mcast_trailer(mgid, copy.data() + len);
+    for (uint32_t host : hosts_) {
+        if (!faulty_) {
+            write(endpoint(host, port_), copy.data(), copy.size(), false);
+            continue;
+        }
+        std::vector<uint8_t> mine = copy; // faults may corrupt it
+        send_faulty(endpoint(host, port_), mine.data(), mine.size(), true);
+    }
+}
+
+void UdpLink::send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, bool mcast_copy) {
     FaultInjector::Decision d = faults_.decide();
     if (d.drop) {
         ++counters_.fault_drops;
@@ -125,24 +175,26 @@ void UdpLink::send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len) {
     }
     if (d.corrupt) {
         ++counters_.fault_corruptions;
-        faults_.corrupt(packet, len);
+        // Damage to a multicast copy hits the packet, never the group it travels to (on a
+        // network, a damaged IP destination fails the IP checksum and never arrives).
+        faults_.corrupt(packet, mcast_copy ? len - emu::wire::kMcastTrailerLength : len);
     }
     int copies = d.duplicate ? 2 : 1;
     if (d.duplicate) ++counters_.fault_duplicates;
     if (d.reorder) ++counters_.fault_reorders;
     for (int c = 0; c < copies; ++c) {
-        Outgoing out{dst, std::vector<uint8_t>(packet, packet + len)};
+        Outgoing out{dst, std::vector<uint8_t>(packet, packet + len), !mcast_copy};
         auto ready = reorder_.push(std::move(out), d.reorder && c == 0);
         for (auto& p : ready) {
             if (d.delay_us == 0) {
-                write(p.dst, p.bytes.data(), p.bytes.size());
+                write(p.dst, p.bytes.data(), p.bytes.size(), p.capture);
                 continue;
             }
             auto timer = std::make_shared<boost::asio::steady_timer>(
                 sock_.get_executor(), std::chrono::microseconds(d.delay_us));
             auto held = std::make_shared<Outgoing>(std::move(p));
             timer->async_wait([this, timer, held](const boost::system::error_code& ec) {
-                if (!ec) write(held->dst, held->bytes.data(), held->bytes.size());
+                if (!ec) write(held->dst, held->bytes.data(), held->bytes.size(), held->capture);
             });
         }
     }
@@ -153,7 +205,8 @@ void UdpLink::arm_reorder_flush() {
     reorder_timer_.expires_after(kReorderHold);
     reorder_timer_.async_wait([this](const boost::system::error_code& ec) {
         if (ec) return;
-        if (auto held = reorder_.flush()) write(held->dst, held->bytes.data(), held->bytes.size());
+        if (auto held = reorder_.flush())
+            write(held->dst, held->bytes.data(), held->bytes.size(), held->capture);
     });
 }
 

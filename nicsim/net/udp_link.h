@@ -1,6 +1,9 @@
-// The host's wire: RoCE v2 datagrams on its own address, UDP port 4791 (or the one configured).
-// Adds and checks the ICRC, applies the configured faults to every outgoing packet, and records
-// every packet sent and received to the host's pcap when asked.
+// The host's wire: RoCE v2 datagrams on its own address, UDP port 4791 (or the one configured,
+// the same for every host of a set). Adds and checks the
+// ICRC, applies the configured faults to every outgoing packet, and records every packet sent
+// and received to the host's pcap when asked. It is also the fabric's multicast replication: a
+// packet to a multicast group goes to every host of the set (this one included) with the group
+// in a trailer (emu/wire/multicast.h), which the receiving link strips.
 #pragma once
 
 #include "fault_injector.h"
@@ -24,20 +27,31 @@ struct LinkCounters {
     uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
     uint64_t icrc_errors = 0, malformed = 0, unknown_qp = 0;
     uint64_t fault_drops = 0, fault_duplicates = 0, fault_reorders = 0, fault_corruptions = 0;
+    uint64_t mcast_malformed = 0; // DestQP 0xFFFFFF without a valid trailer: dropped
 };
 
 class UdpLink {
   public:
-    // (source address and port, the UDP payload without its ICRC)
-    using Receiver = std::function<void(const sockaddr_in& from, uint8_t* data, size_t len)>;
+    // (source address and port, the UDP payload BTH .. ICRC, and for a multicast packet the
+    // group's MGID (16 bytes; nullptr for unicast). The multicast trailer is already stripped.
+    using Receiver = std::function<void(const sockaddr_in& from, uint8_t* data, size_t len,
+                                        const uint8_t* mgid)>;
 
+    // `hosts`: the addresses (network order) of every host of the set, where multicast packets
+    // go; this host is added when missing.
     UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint16_t port,
-            const FaultConfig& faults, const std::string& pcap_path, spdlog::logger& log);
+            const FaultConfig& faults, const std::string& pcap_path, spdlog::logger& log,
+            std::vector<uint32_t> hosts = {});
     ~UdpLink();
 
     void start(Receiver on_packet);
     // Sends `len` bytes (BTH .. pad, then 4 bytes for the ICRC this fills in) to dst:port.
     void send(uint32_t dst_addr, uint8_t* packet, size_t len);
+    // Sends `len` bytes (as send) to the multicast group `mgid` (16 bytes): the ICRC as for a
+    // packet to the group's IPv4 address, captured once, then one copy with the trailer to
+    // every host of the set.
+    void send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len);
+    const std::vector<uint32_t>& hosts() const { return hosts_; }
     const LinkCounters& counters() const { return counters_; }
     LinkCounters& counters() { return counters_; }
 
@@ -45,16 +59,21 @@ class UdpLink {
     struct Outgoing {
         sockaddr_in dst{};
         std::vector<uint8_t> bytes;
+        bool capture = true; // false: a multicast copy, captured once before replication
     };
     void wait_readable();
     void receive_batch();
-    void write(const sockaddr_in& dst, const uint8_t* data, size_t len);
-    void send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len);
+    void receive_one(const sockaddr_in& from, uint8_t* data, size_t len);
+    void write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture = true);
+    // `mcast_copy`: a multicast copy with its trailer (not captured; corruption spares the
+    // trailer).
+    void send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, bool mcast_copy = false);
     void arm_reorder_flush();
 
     boost::asio::posix::stream_descriptor sock_;
     in_addr local_;
     uint16_t port_; // every host of a set uses the same one
+    std::vector<uint32_t> hosts_;
     spdlog::logger& log_;
     Receiver on_packet_;
     FaultInjector faults_;

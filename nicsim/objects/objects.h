@@ -10,6 +10,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <array>
 #include <cstdint>
 #include <sys/types.h>
 #include <vector>
@@ -17,6 +18,9 @@
 namespace nicsim {
 
 struct SessionObjects;
+
+// A multicast group's GID (ibv_attach_mcast), as the 16 raw bytes.
+using Mgid = std::array<uint8_t, 16>;
 
 struct Pd {
     uint32_t handle = 0;
@@ -193,6 +197,7 @@ struct Qp {
     RwqIndTable* ind_table = nullptr;
     uint64_t rx_hash_fields = 0;
     std::vector<uint8_t> rx_hash_key;
+    std::vector<Mgid> mcast; // the multicast groups this (UD) QP is attached to
 };
 
 } // namespace nicsim

@@ -22,6 +22,9 @@ class TransportEnv {
     // Sends one packet (BTH .. pad, with 4 bytes left for the ICRC) to `dst_addr`
     // (IPv4, network order). The NIC adds the ICRC and the UDP/IP headers.
     virtual void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len) = 0;
+    // Sends one UD packet (as transmit) to the multicast group `mgid` (16 bytes): the fabric
+    // delivers a copy to every host of the set, this one included.
+    virtual void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len) = 0;
     // The QP has packets it could not send within its budget: run it again soon.
     virtual void schedule(Qp& qp) = 0;
     // Calls the transport's on_timer for `qp` at `at_us` (replacing any earlier deadline).

@@ -1,6 +1,9 @@
 // UD: one packet per message, addressed by an AH, with a DETH (Q_Key, source QPN). No ACKs, no
 // retransmission; a receive that finds no WQE or the wrong Q_Key is dropped (IBA 9.6, 10.2.3).
+// An AH whose DGID is a multicast GID sends to the group (IBA 10.5): DestQP 0xFFFFFF, one packet
+// that the fabric replicates, and each receiving NIC delivers it to its attached QPs.
 #include "ud.h"
+#include "emu/wire/multicast.h"
 #include "emu/wire/psn.h"
 #include "memory_access.h"
 #include "nic.h"
@@ -56,7 +59,10 @@ ibv_wc_status send(TransportEnv& env, Qp& qp, SendOp& op) {
     bool imm = w.opcode == IBV_WR_SEND_WITH_IMM;
     h.opcode = imm ? wire::opcode::kUdSendOnlyImm : wire::opcode::kUdSendOnly;
     h.se = w.send_flags & IBV_SEND_SOLICITED;
-    h.dest_qpn = w.remote_qpn & wire::kQpnMask;
+    const uint8_t* dgid = ah->attr.grh.dgid.raw;
+    const bool multicast = wire::is_multicast_gid(dgid);
+    // A multicast packet's DestQP is the multicast QPN whatever the WR's remote_qpn says.
+    h.dest_qpn = multicast ? wire::kMulticastQpn : w.remote_qpn & wire::kQpnMask;
     h.psn = qp.req.next_psn;
     qp.req.next_psn = wire::psn_add(qp.req.next_psn, 1);
     h.deth = {(w.remote_qkey & kPrivilegedQkeyBit) ? qp.attr.qkey : w.remote_qkey, qp.qpn};
@@ -68,16 +74,21 @@ ibv_wc_status send(TransportEnv& env, Qp& qp, SendOp& op) {
         if (env.dma().read(qp.pid, op.local, payload, op.length) != 0) return IBV_WC_LOC_PROT_ERR;
     }
     size_t len = wire::build_in_place(h, op.length, buf);
-    uint32_t dst;
-    std::memcpy(&dst, &ah->attr.grh.dgid.raw[12], 4);
     ++qp.counters.tx_packets;
     qp.counters.tx_bytes += op.length;
+    if (multicast) {
+        ++env.nic().mcast_counters().tx_packets;
+        env.transmit_multicast(qp, dgid, buf, len);
+        return IBV_WC_SUCCESS;
+    }
+    uint32_t dst;
+    std::memcpy(&dst, &dgid[12], 4);
     env.transmit(qp, dst, buf, len);
     return IBV_WC_SUCCESS;
 }
 
-void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, const wire::Headers& h,
-             const uint8_t* payload, size_t len, size_t packet_len) {
+void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
+             const wire::Headers& h, const uint8_t* payload, size_t len, size_t packet_len) {
     ++qp.counters.rx_packets;
     qp.counters.rx_bytes += len;
     if (qp.attr.qp_state != IBV_QPS_RTR && qp.attr.qp_state != IBV_QPS_RTS) return;
@@ -123,7 +134,7 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, const wire::Headers& 
     if (wc.status == IBV_WC_SUCCESS) {
         // GRH and payload in one write, as the NIC would scatter them.
         uint8_t buf[kGrhLength + rc::kMaxPacket];
-        make_grh(buf, src_addr, env.nic().device().config().address.s_addr, packet_len);
+        make_grh(buf, src_addr, dst_addr, packet_len);
         std::memcpy(buf + kGrhLength, payload, len);
         std::vector<DmaSegment> segs;
         slice(local, 0, kGrhLength + len, segs);
@@ -132,6 +143,29 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, const wire::Headers& 
         wc.byte_len = static_cast<uint32_t>(kGrhLength + len);
     }
     rc::post_completion(env, *qp.recv_cq, wc, h.se);
+}
+
+void receive_multicast(TransportEnv& env, uint32_t src_addr, const uint8_t* mgid,
+                       const wire::Headers& h, const uint8_t* payload, size_t len,
+                       size_t packet_len) {
+    Nic& nic = env.nic();
+    McastCounters& counters = nic.mcast_counters();
+    ++counters.rx_packets;
+    const std::vector<uint32_t>* members = nic.mcast_members(mgid);
+    if (!members) {
+        ++counters.rx_no_member;
+        return;
+    }
+    // The packet's IP destination is the group's address: the receive buffer's GRH shows it.
+    const uint32_t dst_addr = wire::multicast_ipv4(mgid);
+    // A copy of the list: completions may wake the app, but nothing here changes membership.
+    const std::vector<uint32_t> qpns = *members;
+    for (uint32_t qpn : qpns) {
+        Qp* qp = nic.qp_by_qpn(qpn);
+        if (!qp || qp->type != IBV_QPT_UD) continue;
+        ++counters.rx_delivered;
+        receive(env, *qp, src_addr, dst_addr, h, payload, len, packet_len);
+    }
 }
 
 } // namespace nicsim::ud

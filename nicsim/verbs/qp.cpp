@@ -218,6 +218,7 @@ namespace {
 // The QP itself goes: the transport lets go of it, its QPN and references are released.
 void release(Nic& nic, Qp& qp) {
     if (DataPath* dp = nic.data_path()) dp->qp_destroying(qp);
+    nic.mcast_detach_all(qp); // destroying a QP detaches it from its groups
     nic.unregister_qp(qp);
     if (qp.pd) --qp.pd->users;
     if (qp.ind_table) --qp.ind_table->users;

@@ -74,6 +74,9 @@ int open_xrcd(VerbContext&, const ipc::OpenXrcdReq&, ipc::HandleReply&);
 int close_xrcd(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
 int open_qp(VerbContext&, const ipc::OpenQpReq&, ipc::OpenQpReply&);
 
+int attach_mcast(VerbContext&, const ipc::McastReq&, ipc::Empty&);
+int detach_mcast(VerbContext&, const ipc::McastReq&, ipc::Empty&);
+
 int create_ah(VerbContext&, const ipc::CreateAhReq&, ipc::HandleReply&);
 int destroy_ah(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # capture: `rdmaemu up --hosts 2 --pcap DIR` makes DIR and gives host i DIR/host<i>.pcap; after
-# ib_write_bw -n 20 and ib_send_lat -n 20 between the hosts and `rdmaemu down`, tshark decodes
+# ib_write_bw -n 20, ib_send_lat -n 20 and a UD multicast ib_send_bw -g -n 20 (to ::ffff:224.0.0.7)
+# between the hosts and `rdmaemu down`, tshark decodes
 # every UDP 4791 packet of host1.pcap as InfiniBand (each has infiniband.bth.opcode; nothing is
 # malformed; no InfiniBand packet lacks a BTH opcode), RC RDMA WRITE, SEND and ACKNOWLEDGE opcodes
-# are there, and icrc_check.py (an independent ICRC implementation over zlib.crc32) finds the
+# are there, multicast packets show as a NIC sends them (IP destination 224.0.0.7, MAC
+# 01:00:5e:00:00:07, DestQP 0xFFFFFF, no trailer), and icrc_check.py (an independent ICRC
+# implementation over zlib.crc32) finds the
 # ICRC of every RoCE packet in both captures correct. Then the checker's other side: hosts
 # started with --corrupt 0.02 --pcap; the corrupted packets must be counted by the receivers as
 # ICRC errors (status --json), and icrc_check.py must find exactly that many wrong ICRCs in each
@@ -34,6 +37,7 @@ ok "--pcap: directory made, host<i> writes host<i>.pcap"
 step "traffic"
 emu_perftest 1 60 ib_write_bw -n 20
 emu_perftest 1 60 ib_send_lat -n 20
+emu_perftest 1 60 ib_send_bw -c UD -g -M 0:0:0:0:0:0:0:0:0:0:255:255:224:0:0:7 -n 20
 
 step "rdmaemu down (the daemons flush their captures)"
 timeout 30 "$RDMAEMU" down || fail "rdmaemu down exited $?"
@@ -44,10 +48,16 @@ done
 
 PCAP=$PCAP_DIR/host1.pcap
 # tshark -r host1.pcap --disable-protocol rpcordma [ARGS...] (SEND payloads can look like
-# RPC-over-RDMA otherwise).
+# RPC-over-RDMA otherwise). The other protocols InfiniBand payloads are tried as (heuristics) are
+# off too: perftest's UD payloads are random bytes, which may pass for EoIB, SDP, FCoIB... and
+# then look malformed.
+NO_PAYLOAD_PROTOCOLS=()
+for p in rpcordma infiniband.eoib infiniband_sdp fcoib smc smb_direct nvme-rdma lnet iser; do
+    NO_PAYLOAD_PROTOCOLS+=(--disable-protocol "$p")
+done
 tsh() {
     local rc=0
-    tshark -r "$PCAP" --disable-protocol rpcordma "$@" 2>"$EMU_WORK/tshark.err" || rc=$?
+    tshark -r "$PCAP" "${NO_PAYLOAD_PROTOCOLS[@]}" "$@" 2>"$EMU_WORK/tshark.err" || rc=$?
     ((rc == 0)) || fail "tshark -r $PCAP $* exited $rc: $(cat "$EMU_WORK/tshark.err")"
 }
 count() { tsh -Y "$1" -T fields -e frame.number | wc -l; }
@@ -90,6 +100,13 @@ done
 ok "RC RDMA WRITE, SEND Only and Acknowledge opcodes present"
 echo "a few decoded packets:"
 tsh -c 5
+
+step "multicast packets as a NIC sends them"
+mc=$(count 'ip.dst == 224.0.0.7')
+mc_ok=$(count 'ip.dst == 224.0.0.7 && eth.dst == 01:00:5e:00:00:07 && infiniband.bth.destqp == 0xffffff && infiniband.bth.opcode == 100 && udp.length == 8 + 12 + 8 + 1024 + 4')
+((mc >= 20)) || fail "host1.pcap has $mc packets to 224.0.0.7, expected the 20 of ib_send_bw -g"
+((mc_ok == mc)) || fail "$((mc - mc_ok)) of $mc multicast packets in host1.pcap are not UD SEND Only to 0xFFFFFF at MAC 01:00:5e:00:00:07 with 1024 bytes and no trailer"
+ok "$mc multicast packets in host1.pcap: to 224.0.0.7 (01:00:5e:00:00:07), DestQP 0xFFFFFF, no trailer"
 
 step "ICRC of every captured RoCE packet, recomputed independently (icrc_check.py)"
 python3 "$ICRC_CHECK" "$PCAP_DIR/host1.pcap" "$PCAP_DIR/host2.pcap" ||

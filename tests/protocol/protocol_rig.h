@@ -40,7 +40,9 @@ using nicsim::Qp;
 // One packet a QP transmitted, parsed back.
 struct Sent {
     uint32_t from_qpn = 0;
-    uint32_t dst_addr = 0;      // IPv4, network order
+    uint32_t dst_addr = 0;  // IPv4, network order
+    bool multicast = false; // sent with transmit_multicast, to `mgid`
+    nicsim::Mgid mgid{};
     std::vector<uint8_t> bytes; // BTH .. pad + 4 ICRC bytes, as handed to transmit()
     wire::Headers h;
     std::vector<uint8_t> payload;
@@ -98,6 +100,13 @@ class FakeEnv final : public nicsim::TransportEnv {
         : nic_(nic), log_("protocol", std::make_shared<spdlog::sinks::null_sink_mt>()) {}
 
     uint64_t now_us() override { return now; }
+    void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len) override {
+        uint32_t group;
+        std::memcpy(&group, mgid + 12, 4);
+        transmit(qp, group, packet, len);
+        sent.back().multicast = true;
+        std::memcpy(sent.back().mgid.data(), mgid, 16);
+    }
     void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len) override {
         Sent s;
         s.from_qpn = qp.qpn;

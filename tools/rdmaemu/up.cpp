@@ -112,9 +112,19 @@ std::optional<std::string> prepare_pcap_dir(const std::string& dir, std::string&
     return std::nullopt;
 }
 
+// "127.0.S.1,...,127.0.S.N": every host of the set, which each daemon needs for multicast (the
+// emulated fabric delivers a multicast packet to every host).
+std::string set_addresses(int subnet, int count) {
+    std::string out;
+    for (int i = 1; i <= count; ++i)
+        out += (i > 1 ? "," : "") + std::string("127.0.") + std::to_string(subnet) + "." +
+               std::to_string(i);
+    return out;
+}
+
 std::vector<std::string> daemon_argv(const ParsedArgs& args, const std::string& runtime,
                                      const std::string& address, int host,
-                                     const std::string& pcap_dir) {
+                                     const std::string& pcap_dir, const std::string& peers) {
     std::vector<std::string> argv = {nicsimd_path(),
                                      "--name",
                                      std::string(kDevice),
@@ -123,7 +133,9 @@ std::vector<std::string> daemon_argv(const ParsedArgs& args, const std::string& 
                                      "--socket",
                                      emu::host_socket_path(runtime, host),
                                      "--log-file",
-                                     log_file_path(runtime, host)};
+                                     log_file_path(runtime, host),
+                                     "--peers",
+                                     peers};
     for (const auto& spec : kOptions) {
         if (!spec.to_daemon) continue;
         if (auto v = args.get(spec.name)) {
@@ -152,7 +164,9 @@ int start_hosts(const ParsedArgs& args, const std::string& runtime, int count, i
                     log_file_path(runtime, i)};
         fs::remove(h.socket, ec);
         fs::resize_file(h.log, 0, ec); // a fresh log per start; missing is fine
-        pid_t pid = spawn_detached(daemon_argv(args, runtime, h.address, i, pcap_dir), h.log);
+        pid_t pid = spawn_detached(
+            daemon_argv(args, runtime, h.address, i, pcap_dir, set_addresses(subnet, count)),
+            h.log);
         if (pid < 0) {
             stop_daemons(hosts, kStopGrace);
             remove_host_files(runtime, hosts);

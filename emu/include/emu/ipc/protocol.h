@@ -66,6 +66,8 @@ enum class Op : uint16_t {
     CloseXrcd,
     CreateSrqEx,
     OpenQp,
+    AttachMcast,
+    DetachMcast,
     Count, // not an op: one past the last
 };
 
@@ -405,6 +407,15 @@ struct CreateRssQpReq {
     uint8_t key[kMaxRxHashKeyLen];
 };
 
+// ibv_attach_mcast / ibv_detach_mcast: a UD QP joins or leaves the multicast group `gid` on its
+// NIC. `lid` is the MLID; a RoCE port ignores it (RoCE annex A16/A17).
+struct McastReq {
+    uint32_t qp;
+    uint16_t lid;
+    uint16_t reserved;
+    uint8_t gid[16];
+};
+
 // Async events (ibv_get_async_event) arrive on the context's async socket, one record per
 // datagram. `handle` names the QP, CQ or SRQ, or is the port number for port events.
 struct AsyncEventRecord {
@@ -468,6 +479,8 @@ EMU_IPC_OP(OpenXrcd, OpenXrcdReq, HandleReply)
 EMU_IPC_OP(CloseXrcd, HandleReq, Empty)
 EMU_IPC_OP(CreateSrqEx, CreateSrqExReq, CreateSrqReply)
 EMU_IPC_OP(OpenQp, OpenQpReq, OpenQpReply)
+EMU_IPC_OP(AttachMcast, McastReq, Empty)
+EMU_IPC_OP(DetachMcast, McastReq, Empty)
 #undef EMU_IPC_OP
 
 // Size of an op's request body as it travels (Empty travels as zero bytes).
