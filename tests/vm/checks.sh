@@ -225,10 +225,11 @@ check_hw_ib_read_lat() { check_perftest hw_ib_read_lat ib_read_lat -n 200; }
 check_hw_ib_send_bw() { check_perftest hw_ib_send_bw ib_send_bw -n 200; }
 
 # Soft-RoCE's kernel socket holds UDP port 4791 on every address of the VM's network namespace
-# (0.0.0.0:4791), and each nicsimd binds 127.0.S.N:4791, so `rdmaemu up` fails there with "UDP
-# port 4791 is taken on every 127.0.S.1". Then the daemons get a network namespace of their own
-# (unshare -n): programs talk to them through unix sockets in the runtime dir, so they still run
-# in the VM's namespace, beside rxe0.
+# (0.0.0.0:4791), and nicsimd binds 127.0.S.N:4791 by default, so a plain `rdmaemu up` fails
+# there ("UDP port 4791 is taken on every 127.0.S.1"). The check tries it (its failure stays in
+# the log), then `rdmaemu up --udp-port 4792` (libraries from 077e270 on); with a library
+# without that option, a network namespace of the daemons' own (unshare -n): programs talk to
+# them through unix sockets in the runtime dir, so they still run beside rxe0.
 hosts_up=0
 EMU_NOTE=""
 emu_up() {
@@ -237,9 +238,15 @@ emu_up() {
         hosts_up=1; return 0
     fi
     grep -q 'UDP port 4791 is taken' "$LOG" || return 1
-    log "--- rxe0 holds UDP 4791: the emulated host in a network namespace of its own"
-    logrun unshare -n sh -c "ip link set lo up && exec '$B/bin/rdmaemu' up --hosts 1" || return 1
-    EMU_NOTE=" [nicsimd in its own netns: rxe holds UDP 4791]"
+    if "$B/bin/rdmaemu" up --help 2>&1 | grep -q -- '--udp-port'; then
+        log "--- rxe0 holds UDP 4791: the emulated host on UDP port 4792"
+        logrun "$B/bin/rdmaemu" up --hosts 1 --udp-port 4792 || return 1
+        EMU_NOTE=" [rdmaemu up --udp-port 4792: rxe holds UDP 4791]"
+    else
+        log "--- rxe0 holds UDP 4791 and rdmaemu up has no --udp-port: the emulated host in a network namespace of its own"
+        logrun unshare -n sh -c "ip link set lo up && exec '$B/bin/rdmaemu' up --hosts 1" || return 1
+        EMU_NOTE=" [nicsimd in its own netns: rxe holds UDP 4791]"
+    fi
     hosts_up=1
 }
 emu_down() {
@@ -299,6 +306,10 @@ check_trace_rc_pingpong() {
     cp -r "$work/tr.emu" "$work/tr.rxe" "$out/" 2>/dev/null
     if [ -z "$emu_srv" ] || [ -z "$emu_cli" ] || [ -z "$rxe_srv" ] || [ -z "$rxe_cli" ]; then
         result trace_rc_pingpong FAIL "missing traces: emu0 server '${emu_srv##*/}' client '${emu_cli##*/}', $DEV server '${rxe_srv##*/}' client '${rxe_cli##*/}' (files: $(ls "$work"/tr.* | tr '\n' ' '))"; return
+    fi
+    # The traces must come from the backends meant: emulated for emu0, hardware for rxe0.
+    if ! head -1 "$emu_srv" | grep -q 'mode emulated' || ! head -1 "$rxe_srv" | grep -q 'mode hardware'; then
+        result trace_rc_pingpong FAIL "trace headers do not name the modes expected (emulated / hardware): '$(head -1 "$emu_srv")' / '$(head -1 "$rxe_srv")'"; return
     fi
     local bad=()
     for side in srv cli; do

@@ -16,6 +16,8 @@ shift 2
 for f in lib/libibverbs.so.1 bin/rdmaemu bin/nicsimd; do
     [ -e "$build/$f" ] || { echo "run_checks.sh: $build/$f missing: build the project first"; exit 1; }
 done
+# Below vm_run's ctest TIMEOUT (1500 s), so that rxe-vm says why when the VM hangs.
+export RDMAEMU_VM_TIMEOUT=${RDMAEMU_VM_TIMEOUT:-1200}
 rm -rf "$outdir"
 mkdir -p "$outdir"
 echo "run_checks.sh: VM checks of $build (results in $outdir/out)"
