@@ -77,12 +77,14 @@ TEST_CASE("opcodes: names and values", "[wire][opcodes]") {
     CHECK(std::string(opcode_name(0x81)) == "INVALID");
 }
 
-TEST_CASE("opcodes: exactly RC, UC, UD SEND_ONLY[_IMM] and XRC are valid", "[wire][opcodes]") {
+TEST_CASE("opcodes: exactly RC, UC, UD SEND_ONLY[_IMM] and XRC are valid (with ATOMIC WRITE)",
+          "[wire][opcodes]") {
     std::set<int> expected;
     for (int op = 0x00; op <= 0x14; ++op)
         expected.insert(op);
     expected.insert(0x16);
     expected.insert(0x17);
+    expected.insert(0x1D); // ATOMIC WRITE (IBA 1.5)
     for (int op = 0x20; op <= 0x2B; ++op)
         expected.insert(op);
     expected.insert(0x64);
@@ -91,6 +93,7 @@ TEST_CASE("opcodes: exactly RC, UC, UD SEND_ONLY[_IMM] and XRC are valid", "[wir
         expected.insert(op);
     expected.insert(0xB6);
     expected.insert(0xB7);
+    expected.insert(0xBD);
     for (int op = 0; op < 256; ++op) {
         INFO("opcode 0x" << std::hex << op);
         const OpcodeInfo& info = opcode_info(static_cast<uint8_t>(op));
@@ -238,6 +241,10 @@ TEST_CASE("opcodes: opcode_for picks every valid opcode and nothing else", "[wir
     CHECK(opcode_for(Transport::RC, Operation::AtomicAck, Position::Only) == 0x12);
     CHECK(opcode_for(Transport::RC, Operation::CompareSwap, Position::Only) == 0x13);
     CHECK(opcode_for(Transport::RC, Operation::FetchAdd, Position::Only) == 0x14);
+    CHECK(opcode_for(Transport::RC, Operation::AtomicWrite, Position::Only) == 0x1D);
+    CHECK(opcode_for(Transport::XRC, Operation::AtomicWrite, Position::Only) == 0xBD);
+    CHECK(!opcode_for(Transport::UC, Operation::AtomicWrite, Position::Only));
+    CHECK(!opcode_for(Transport::RC, Operation::AtomicWrite, Position::First));
     CHECK(opcode_for(Transport::UC, Operation::Write, Position::Last, Modifier::Imm) == 0x29);
     CHECK(opcode_for(Transport::UD, Operation::Send, Position::Only) == 0x64);
     CHECK(opcode_for(Transport::UD, Operation::Send, Position::Only, Modifier::Imm) == 0x65);
@@ -266,7 +273,8 @@ TEST_CASE("opcodes: opcode_for picks every valid opcode and nothing else", "[wir
                {Operation::Ack, kAck},
                {Operation::AtomicAck, kAtomicAck},
                {Operation::CompareSwap, kAtomic},
-               {Operation::FetchAdd, kAtomic}};
+               {Operation::FetchAdd, kAtomic},
+               {Operation::AtomicWrite, kWrite}};
     const struct {
         Position pos;
         uint32_t bits;
