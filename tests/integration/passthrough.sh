@@ -54,6 +54,12 @@ if grep -q ' warn ' "$EMU_WORK/emulated.trace"; then
 fi
 ok "no warnings in front of the emulated NIC (it answers for itself)"
 
+step "rdmaemu status shows the mode programs get"
+RDMAEMU_MODE=mixed RDMAEMU_REAL_LIBIBVERBS="$STANDIN" "$RDMAEMU" status >"$EMU_WORK/status.txt"
+expect_line "$EMU_WORK/status.txt" "^mode mixed \(RDMAEMU_MODE\): rdma-core's devices from $STANDIN\$" "status: mixed mode"
+"$RDMAEMU" status --json >"$EMU_WORK/status.json"
+expect_line "$EMU_WORK/status.json" '"mode":"emulated"' "status --json: emulated by default"
+
 step "bad settings give clear messages"
 rc=0
 emu_run 1 -- env RDMAEMU_MODE=bogus ibv_devices >"$EMU_WORK/bogus.out" 2>&1 || rc=$?
