@@ -1,4 +1,5 @@
 // Asynchronous events: the NIC writes one record per event to the context's async fd.
+#include "async_event_target.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 #include "export.h"
@@ -10,29 +11,6 @@ using namespace verbs;
 namespace ipc = emu::ipc;
 
 namespace {
-
-enum class Target { Qp, Cq, Srq, Port };
-
-Target target_of(ibv_event_type type) {
-    switch (type) {
-    case IBV_EVENT_CQ_ERR:
-        return Target::Cq;
-    case IBV_EVENT_SRQ_ERR:
-    case IBV_EVENT_SRQ_LIMIT_REACHED:
-        return Target::Srq;
-    case IBV_EVENT_QP_FATAL:
-    case IBV_EVENT_QP_REQ_ERR:
-    case IBV_EVENT_QP_ACCESS_ERR:
-    case IBV_EVENT_COMM_EST:
-    case IBV_EVENT_SQ_DRAINED:
-    case IBV_EVENT_PATH_MIG:
-    case IBV_EVENT_PATH_MIG_ERR:
-    case IBV_EVENT_QP_LAST_WQE_REACHED:
-        return Target::Qp;
-    default:
-        return Target::Port;
-    }
-}
 
 template <typename Map> auto find(Map& m, uint32_t handle) -> typename Map::mapped_type {
     auto it = m.find(handle);
@@ -53,29 +31,31 @@ int emulated::ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
         auto type = static_cast<ibv_event_type>(rec.event_type);
         event->event_type = type;
         std::lock_guard lock(c->events_mutex);
-        switch (target_of(type)) {
-        case Target::Qp:
+        switch (event_target(type)) {
+        case EventTarget::Qp:
             if (ibv_qp* qp = find(c->qps, rec.handle)) {
                 event->element.qp = qp;
                 ++emu_qp(qp)->events_reported;
                 return 0;
             }
             break; // the QP was destroyed before the app read its event
-        case Target::Cq:
+        case EventTarget::Cq:
             if (ibv_cq* cq = find(c->cqs, rec.handle)) {
                 event->element.cq = cq;
                 ++emu_cq(cq)->async_events_reported;
                 return 0;
             }
             break;
-        case Target::Srq:
+        case EventTarget::Srq:
             if (ibv_srq* srq = find(c->srqs, rec.handle)) {
                 event->element.srq = srq;
                 ++reinterpret_cast<EmuSrq*>(srq)->events_reported;
                 return 0;
             }
             break;
-        case Target::Port:
+        case EventTarget::Wq:
+            break; // the NIC raises no WQ events
+        case EventTarget::Port:
             event->element.port_num = static_cast<int>(rec.handle);
             return 0;
         }
@@ -94,17 +74,18 @@ template <typename Obj> void ack(Obj* obj, uint32_t Obj::*counter) {
 } // namespace
 
 void emulated::ibv_ack_async_event(ibv_async_event* event) {
-    switch (target_of(event->event_type)) {
-    case Target::Qp:
+    switch (event_target(event->event_type)) {
+    case EventTarget::Qp:
         ack(event->element.qp, &ibv_qp::events_completed);
         break;
-    case Target::Cq:
+    case EventTarget::Cq:
         ack(event->element.cq, &ibv_cq::async_events_completed);
         break;
-    case Target::Srq:
+    case EventTarget::Srq:
         ack(event->element.srq, &ibv_srq::events_completed);
         break;
-    case Target::Port:
+    case EventTarget::Wq: // none are raised
+    case EventTarget::Port:
         break;
     }
 }

@@ -4,6 +4,7 @@
 // are the real provider's own, so their inline data path (ibv_post_send, ibv_poll_cq, ...) never
 // passes through here. Verbs with nothing to route (string tables, rates, kernel struct copies)
 // are defined in one place only.
+#include "async_event_target.h"
 #include "backends/hardware/checks.h"
 #include "backends/hardware/real_library.h"
 #include "emulated_verbs.h"
@@ -27,29 +28,6 @@ using RealFreeDeviceList = void (*)(ibv_device**);
 // The real library's list behind each list we hand out, to free it with ours.
 std::mutex lists_mutex;
 std::unordered_map<ibv_device**, ibv_device**> real_lists;
-
-ibv_context* event_context(const ibv_async_event* event) {
-    switch (event->event_type) {
-    case IBV_EVENT_CQ_ERR:
-        return event->element.cq->context;
-    case IBV_EVENT_QP_FATAL:
-    case IBV_EVENT_QP_REQ_ERR:
-    case IBV_EVENT_QP_ACCESS_ERR:
-    case IBV_EVENT_COMM_EST:
-    case IBV_EVENT_SQ_DRAINED:
-    case IBV_EVENT_PATH_MIG:
-    case IBV_EVENT_PATH_MIG_ERR:
-    case IBV_EVENT_QP_LAST_WQE_REACHED:
-        return event->element.qp->context;
-    case IBV_EVENT_SRQ_ERR:
-    case IBV_EVENT_SRQ_LIMIT_REACHED:
-        return event->element.srq->context;
-    case IBV_EVENT_WQ_FATAL:
-        return event->element.wq->context;
-    default:
-        return nullptr; // port and device events name no object
-    }
-}
 
 } // namespace
 
@@ -140,7 +118,7 @@ VERBS_EXPORT ibv_context* ibv_import_device(int cmd_fd) {
 }
 
 VERBS_EXPORT void ibv_ack_async_event(ibv_async_event* event) {
-    const ibv_context* ctx = event_context(event);
+    const ibv_context* ctx = event_context(*event);
     bool emulated = ctx ? is_emulated(ctx) : hardware::offers_emulated();
     Route<&emulated::ibv_ack_async_event>::call("ibv_ack_async_event", emulated, event);
 }
