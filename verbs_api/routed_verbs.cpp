@@ -240,12 +240,14 @@ VERBS_EXPORT int ibv_destroy_cq(ibv_cq* cq) {
 }
 
 VERBS_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
-    return ROUTE(ibv_create_qp, pd->context, pd, attr);
+    trace::Call call("ibv_create_qp", pd, trace::input(attr));
+    return call.done(ROUTE(ibv_create_qp, pd->context, pd, attr));
 }
 
 VERBS_EXPORT int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     if (!is_emulated(qp->context)) hardware::check_modify_qp(qp, attr, attr_mask);
-    return ROUTE(ibv_modify_qp, qp->context, qp, attr, attr_mask);
+    trace::Call call("ibv_modify_qp", qp, trace::QpAttrInput{attr, attr_mask});
+    return call.done(ROUTE(ibv_modify_qp, qp->context, qp, attr, attr_mask));
 }
 
 VERBS_EXPORT int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask,
@@ -282,7 +284,8 @@ VERBS_EXPORT int ibv_detach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) 
 }
 
 VERBS_EXPORT ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
-    return ROUTE(ibv_create_srq, pd->context, pd, attr);
+    trace::Call call("ibv_create_srq", pd, trace::input(attr));
+    return call.done(ROUTE(ibv_create_srq, pd->context, pd, attr));
 }
 
 VERBS_EXPORT int ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int attr_mask) {
@@ -298,7 +301,8 @@ VERBS_EXPORT int ibv_destroy_srq(ibv_srq* srq) {
 }
 
 VERBS_EXPORT ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
-    return ROUTE(ibv_create_ah, pd->context, pd, attr);
+    trace::Call call("ibv_create_ah", pd, trace::input(attr));
+    return call.done(ROUTE(ibv_create_ah, pd->context, pd, attr));
 }
 
 VERBS_EXPORT int ibv_destroy_ah(ibv_ah* ah) {

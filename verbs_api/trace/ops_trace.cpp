@@ -153,9 +153,11 @@ void watch_context(ibv_context* ctx) {
     if (ctx->ops.post_recv) ctx->ops.post_recv = traced_post_recv;
     if (ctx->ops.post_srq_recv) ctx->ops.post_srq_recv = traced_post_srq_recv;
     if (ctx->ops.poll_cq) ctx->ops.poll_cq = traced_poll_cq;
+    watch_extended_ops(ctx);
 }
 
 void forget_context(ibv_context* ctx) {
+    forget_extended_ops(ctx);
     std::unique_lock lock(saved_mutex);
     auto it = saved.find(ctx);
     if (it == saved.end()) return;

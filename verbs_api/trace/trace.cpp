@@ -148,27 +148,50 @@ void append(std::string& out, const ibv_comp_channel* channel) {
     appendf(out, "channel(fd=%d)", channel->fd);
 }
 
-void append(std::string& out, const ibv_qp_init_attr* a) {
+void append(std::string& out, Input<ibv_qp_init_attr> in) {
+    const ibv_qp_init_attr* a = in.value;
     if (!a) return out.append("NULL"), void();
     appendf(out, "{type=%d send_wr=%u recv_wr=%u send_sge=%u recv_sge=%u inline=%u sig_all=%d}",
             int(a->qp_type), a->cap.max_send_wr, a->cap.max_recv_wr, a->cap.max_send_sge,
             a->cap.max_recv_sge, a->cap.max_inline_data, a->sq_sig_all);
 }
 
-void append(std::string& out, const ibv_qp_attr* a) {
+void append(std::string& out, QpAttrInput in) {
+    const ibv_qp_attr* a = in.attr;
     if (!a) return out.append("NULL"), void();
-    appendf(out, "{qp_state=%s mtu=%d dest_qpn=%u rq_psn=%u sq_psn=%u}",
-            emu::qp_state_name(a->qp_state), int(a->path_mtu), a->dest_qp_num, a->rq_psn,
-            a->sq_psn);
+    const int m = in.mask;
+    out += '{';
+    if (m & IBV_QP_STATE) appendf(out, " state=%s", emu::qp_state_name(a->qp_state));
+    if (m & IBV_QP_PKEY_INDEX) appendf(out, " pkey_index=%u", a->pkey_index);
+    if (m & IBV_QP_PORT) appendf(out, " port=%u", a->port_num);
+    if (m & IBV_QP_ACCESS_FLAGS) appendf(out, " access=0x%x", a->qp_access_flags);
+    if (m & IBV_QP_QKEY) appendf(out, " qkey=0x%x", a->qkey);
+    if (m & IBV_QP_PATH_MTU) appendf(out, " mtu=%d", 128 << int(a->path_mtu));
+    if (m & IBV_QP_DEST_QPN) appendf(out, " dest_qpn=%u", a->dest_qp_num);
+    if (m & IBV_QP_RQ_PSN) appendf(out, " rq_psn=%u", a->rq_psn);
+    if (m & IBV_QP_SQ_PSN) appendf(out, " sq_psn=%u", a->sq_psn);
+    if (m & IBV_QP_MAX_DEST_RD_ATOMIC)
+        appendf(out, " max_dest_rd_atomic=%u", a->max_dest_rd_atomic);
+    if (m & IBV_QP_MAX_QP_RD_ATOMIC) appendf(out, " max_rd_atomic=%u", a->max_rd_atomic);
+    if (m & IBV_QP_MIN_RNR_TIMER) appendf(out, " min_rnr_timer=%u", a->min_rnr_timer);
+    if (m & IBV_QP_TIMEOUT) appendf(out, " timeout=%u", a->timeout);
+    if (m & IBV_QP_RETRY_CNT) appendf(out, " retry_cnt=%u", a->retry_cnt);
+    if (m & IBV_QP_RNR_RETRY) appendf(out, " rnr_retry=%u", a->rnr_retry);
+    if (m & IBV_QP_AV)
+        appendf(out, " av={is_global=%u sgid_index=%u hop_limit=%u}", a->ah_attr.is_global,
+                a->ah_attr.grh.sgid_index, a->ah_attr.grh.hop_limit);
+    appendf(out, " } mask=0x%x", unsigned(m));
 }
 
-void append(std::string& out, const ibv_ah_attr* a) {
+void append(std::string& out, Input<ibv_ah_attr> in) {
+    const ibv_ah_attr* a = in.value;
     if (!a) return out.append("NULL"), void();
     appendf(out, "{dlid=%u sl=%u is_global=%u sgid_index=%u port=%u}", a->dlid, a->sl, a->is_global,
             a->grh.sgid_index, a->port_num);
 }
 
-void append(std::string& out, const ibv_srq_init_attr* a) {
+void append(std::string& out, Input<ibv_srq_init_attr> in) {
+    const ibv_srq_init_attr* a = in.value;
     if (!a) return out.append("NULL"), void();
     appendf(out, "{max_wr=%u max_sge=%u limit=%u}", a->attr.max_wr, a->attr.max_sge,
             a->attr.srq_limit);

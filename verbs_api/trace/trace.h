@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace verbs::trace {
 
@@ -40,10 +41,21 @@ void append(std::string& out, const ibv_qp* qp);
 void append(std::string& out, const ibv_srq* srq);
 void append(std::string& out, const ibv_ah* ah);
 void append(std::string& out, const ibv_comp_channel* channel);
-void append(std::string& out, const ibv_qp_init_attr* attr);
-void append(std::string& out, const ibv_qp_attr* attr);
-void append(std::string& out, const ibv_ah_attr* attr);
-void append(std::string& out, const ibv_srq_init_attr* attr);
+// A struct the verb reads, shown field by field (other struct pointers, which may be outputs
+// the app has not filled, are shown as addresses).
+template <typename T> struct Input { const T* value; };
+template <typename T> Input<T> input(const T* value) {
+    return {value};
+}
+void append(std::string& out, Input<ibv_qp_init_attr> attr);
+void append(std::string& out, Input<ibv_ah_attr> attr);
+void append(std::string& out, Input<ibv_srq_init_attr> attr);
+// ibv_modify_qp's attributes: only those its mask names are read.
+struct QpAttrInput {
+    const ibv_qp_attr* attr;
+    int mask;
+};
+void append(std::string& out, QpAttrInput attr);
 void append(std::string& out, const char* text);
 void append(std::string& out, const void* ptr);
 void append(std::string& out, long long value);
@@ -56,6 +68,8 @@ template <typename T> void append_value(std::string& out, const T& value) {
         append(out, static_cast<long long>(value));
     else if constexpr (std::is_integral_v<T>)
         append(out, static_cast<unsigned long long>(value));
+    else if constexpr (std::is_class_v<T>)
+        append(out, value); // Input<>, QpAttrInput
     else if constexpr (std::is_same_v<T, const char*> || std::is_same_v<T, char*>)
         append(out, static_cast<const char*>(value));
     else if constexpr (std::is_pointer_v<T> &&
@@ -96,9 +110,32 @@ template <typename R> void verb(std::string call, const R& result) {
     write_line("verb", call);
 }
 
+// A verb traced by hand, for those whose arguments need Input<>: made before the call (only the
+// outermost verb of a thread is traced), finished with its result.
+class Call {
+  public:
+    template <typename... A> Call(const char* name, const A&... args) {
+        traced_ = nesting_.outermost() && enabled();
+        if (traced_) text_ = call_text(name, args...);
+    }
+    template <typename R> R done(R result) {
+        if (traced_) verb(std::move(text_), result);
+        return result;
+    }
+
+  private:
+    Nesting nesting_;
+    bool traced_ = false;
+    std::string text_;
+};
+
 // Wraps the context's data-path ops (post_send, post_recv, post_srq_recv, poll_cq) so work
-// requests and completions are traced; forget() before the context is closed.
+// requests and completions are traced, and the inline verbs of the extended context so they
+// are traced like the exported ones; forget_context() before the context is closed.
 void watch_context(ibv_context* ctx);
 void forget_context(ibv_context* ctx);
+// The same for the ops of the extended context (extended_ops_trace.cpp); called by the two above.
+void watch_extended_ops(ibv_context* ctx);
+void forget_extended_ops(ibv_context* ctx);
 
 } // namespace verbs::trace
