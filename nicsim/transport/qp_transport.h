@@ -115,6 +115,7 @@ struct QpCounters {
              rnr_naks_received = 0, timeouts = 0;
     uint64_t qkey_violations = 0, rx_no_wqe = 0; // UD drops
     uint64_t xrc_srq_errors = 0; // XRC requests for an unknown SRQ or one of another domain
+    uint64_t tm_malformed = 0;   // SENDs into a tag-matching SRQ without a valid TMH
 };
 
 } // namespace nicsim

@@ -194,6 +194,7 @@ bool start_tm_message(TransportEnv& env, Qp& qp, Srq& srq, const wire::Headers& 
     std::optional<tm::Tmh> tmh = tm::parse_tmh(payload, len);
     if (!tmh) {
         ++tm.malformed;
+        ++qp.counters.tm_malformed;
         fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
               IBV_EVENT_QP_REQ_ERR);
         return false;

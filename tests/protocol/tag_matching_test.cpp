@@ -295,6 +295,7 @@ TEST_CASE("tm: malformed TMHs are counted and refused with a NAK, never delivere
         REQUIRE(sent.size() == 1);
         CHECK(sent[0].h.aeth.syndrome == wire::aeth_nak(wire::NakCode::InvalidRequest));
         CHECK(t.srq.tm->malformed == 1);
+        CHECK(t.qp.counters.tm_malformed == 1);
         CHECK(t.qp.attr.qp_state == IBV_QPS_ERR);
     }
 }
