@@ -120,6 +120,10 @@ void Engine::wq_error(Wq& wq) {
     raw::flush_wq(*this, wq);
 }
 
+void Engine::complete(Cq& cq, const ibv_wc& wc) {
+    rc::post_completion(*this, cq, wc, false);
+}
+
 void Engine::doorbell(SessionObjects& objects) {
     objects.qps.for_each([this](Qp& qp) {
         if (!qp.shared) rc::doorbell(*this, qp); // an ibv_open_qp handle has no queues

@@ -27,6 +27,8 @@ class DataPath {
     virtual void qp_destroying(Qp& qp) = 0;
     // A receive work queue went to ERR: its posted receives complete with WR_FLUSH_ERR.
     virtual void wq_error(Wq& wq) { (void)wq; }
+    // A completion the control path produces (tag operations on a tag-matching SRQ).
+    virtual void complete(Cq& cq, const ibv_wc& wc) = 0;
     // A session's app posted work (SQ, RQ or SRQ).
     virtual void doorbell(SessionObjects& objects) = 0;
     // The wire's counters as a JSON object, for status.

@@ -47,6 +47,7 @@ void install_ops(EmuContext& c) {
     c.vctx.close_xrcd = verbs::close_xrcd;
     c.vctx.create_srq_ex = verbs::create_srq_ex;
     c.vctx.get_srq_num = verbs::get_srq_num;
+    c.vctx.post_srq_ops = verbs::post_srq_ops;
     c.vctx.open_qp = verbs::open_qp;
 }
 

@@ -91,6 +91,12 @@ uint64_t read_completion_wallclock_ns(ibv_cq_ex* cq) {
     return emu_cq(cq)->current->wallclock_ns;
 }
 
+// The tag of a tag-matching completion (meaningful with IBV_WC_TM_MATCH).
+void read_tm_info(ibv_cq_ex* cq, ibv_wc_tm_info* tm_info) {
+    tm_info->tag = emu_cq(cq)->current->tm_tag;
+    tm_info->priv = emu_cq(cq)->current->tm_priv;
+}
+
 } // namespace
 
 void install_cq_ex_ops(ibv_cq_ex& cq) {
@@ -109,6 +115,7 @@ void install_cq_ex_ops(ibv_cq_ex& cq) {
     cq.read_dlid_path_bits = read_dlid_path_bits;
     cq.read_completion_ts = read_completion_ts;
     cq.read_completion_wallclock_ns = read_completion_wallclock_ns;
+    cq.read_tm_info = read_tm_info;
 }
 
 void empty_poll_backoff(EmuCq& cq) {

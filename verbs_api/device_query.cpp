@@ -76,6 +76,11 @@ int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
                                       IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP |
                                       IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP;
     ex.max_wq_type_rq = 16384;
+    ex.tm_caps.flags = IBV_TM_CAP_RC;
+    ex.tm_caps.max_rndv_hdr_size = ipc::kTmMaxRndvHdrSize;
+    ex.tm_caps.max_num_tags = ipc::kTmMaxNumTags;
+    ex.tm_caps.max_ops = ipc::kTmMaxOps;
+    ex.tm_caps.max_sge = ipc::kTmMaxSge;
     std::memcpy(attr, &ex, std::min(attr_size, sizeof ex));
     return 0;
 }

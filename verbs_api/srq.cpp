@@ -54,17 +54,23 @@ ibv_srq* emulated::ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
 
 namespace verbs {
 
-// ibv_create_srq_ex (what the inline verb does not turn into ibv_create_srq): XRC SRQs, with
-// the checks of rdma-core's ibv_cmd_create_srq_ex.
+// ibv_create_srq_ex (what the inline verb does not turn into ibv_create_srq): XRC SRQs and
+// tag-matching SRQs, with the checks of rdma-core's ibv_cmd_create_srq_ex.
 ibv_srq* create_srq_ex(ibv_context* ctx, ibv_srq_init_attr_ex* attr) {
     const uint32_t mask = attr->comp_mask;
     if (mask >= IBV_SRQ_INIT_ATTR_RESERVED) return fail<ibv_srq>(EOPNOTSUPP);
     if (!(mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) return fail<ibv_srq>(EINVAL);
     ibv_srq_type type = (mask & IBV_SRQ_INIT_ATTR_TYPE) ? attr->srq_type : IBV_SRQT_BASIC;
-    if (type == IBV_SRQT_TM || (mask & IBV_SRQ_INIT_ATTR_TM))
-        return fail<ibv_srq>(EOPNOTSUPP); // no tag matching
-    if (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC) return fail<ibv_srq>(EINVAL);
-    ipc::CreateSrqExReq req{attr->pd->handle, static_cast<uint32_t>(type), 0, 0, attr->attr};
+    if (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC && type != IBV_SRQT_TM)
+        return fail<ibv_srq>(EINVAL);
+    ipc::CreateSrqExReq req{attr->pd->handle, static_cast<uint32_t>(type), 0, 0, attr->attr, 0, 0};
+    if (type == IBV_SRQT_TM) {
+        if (!(mask & IBV_SRQ_INIT_ATTR_TM) || !(mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq)
+            return fail<ibv_srq>(EINVAL);
+        req.cq = attr->cq->handle;
+        req.max_num_tags = attr->tm_cap.max_num_tags;
+        req.max_ops = attr->tm_cap.max_ops;
+    }
     if (type == IBV_SRQT_XRC) {
         if (!(mask & IBV_SRQ_INIT_ATTR_XRCD) || !(mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->xrcd ||
             !attr->cq)
@@ -78,6 +84,39 @@ ibv_srq* create_srq_ex(ibv_context* ctx, ibv_srq_init_attr_ex* attr) {
     ibv_srq* srq = wrap_srq(ctx, attr->pd, attr->srq_context, r, fds);
     if (srq) attr->attr = r.attr;
     return srq;
+}
+
+// ibv_post_srq_ops: each operation is one request to the NIC, which completes it (when
+// signaled) on the SRQ's CQ before it answers.
+int post_srq_ops(ibv_srq* srq, ibv_ops_wr* wr, ibv_ops_wr** bad_wr) {
+    for (; wr; wr = wr->next) {
+        ipc::SrqOpReq req{};
+        req.srq = srq->handle;
+        req.opcode = static_cast<uint32_t>(wr->opcode);
+        req.flags = static_cast<uint32_t>(wr->flags);
+        req.unexpected_cnt = wr->tm.unexpected_cnt;
+        req.wr_id = wr->wr_id;
+        req.handle = wr->tm.handle;
+        int err = 0;
+        if (wr->opcode == IBV_WR_TAG_ADD) {
+            if (wr->tm.add.num_sge < 0 || wr->tm.add.num_sge > int(ipc::kTmMaxSge) ||
+                (wr->tm.add.num_sge && !wr->tm.add.sg_list))
+                err = EINVAL;
+            req.num_sge = static_cast<uint32_t>(wr->tm.add.num_sge);
+            if (!err && req.num_sge) req.sge = wr->tm.add.sg_list[0];
+            req.recv_wr_id = wr->tm.add.recv_wr_id;
+            req.tag = wr->tm.add.tag;
+            req.mask = wr->tm.add.mask;
+        }
+        ipc::SrqOpReply r{};
+        if (!err) err = control(srq->context).call<ipc::Op::SrqOps>(req, r);
+        if (err) {
+            *bad_wr = wr;
+            return err;
+        }
+        if (wr->opcode == IBV_WR_TAG_ADD) wr->tm.handle = r.handle;
+    }
+    return 0;
 }
 
 int get_srq_num(ibv_srq* srq, uint32_t* srq_num) {

@@ -59,7 +59,8 @@ template <size_t... I> constexpr auto make_table(std::index_sequence<I...>) {
                                      "CreateSrqEx",
                                      "OpenQp",
                                      "AttachMcast",
-                                     "DetachMcast"};
+                                     "DetachMcast",
+                                     "SrqOps"};
     static_assert(std::size(names) == sizeof...(I));
     return std::array<OpInfo, sizeof...(I)>{
         OpInfo{names[I], length_of<static_cast<Op>(I + 1)>()}...};

@@ -70,6 +70,7 @@ constexpr auto make_table() {
     VERB(CloseXrcd, close_xrcd);
     VERB(CreateSrqEx, create_srq_ex);
     VERB(OpenQp, open_qp);
+    VERB(SrqOps, srq_ops);
 #undef VERB
     return t;
 }

@@ -62,7 +62,7 @@ std::string qp_json(const Qp& handle) {
            field("naks_sent", c.naks_sent) + field("naks_received", c.naks_received) +
            field("rnr_naks_sent", c.rnr_naks_sent) +
            field("rnr_naks_received", c.rnr_naks_received) +
-           field("xrc_srq_errors", c.xrc_srq_errors) + "}";
+           field("xrc_srq_errors", c.xrc_srq_errors) + field("tm_malformed", c.tm_malformed) + "}";
 }
 
 } // namespace

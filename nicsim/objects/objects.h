@@ -12,6 +12,8 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <sys/types.h>
 #include <vector>
 
@@ -107,6 +109,29 @@ struct XrcdHandle {
     Xrcd* xrcd = nullptr;
 };
 
+// A tag posted to a tag-matching SRQ (ibv_post_srq_ops IBV_WR_TAG_ADD): the buffer a message
+// whose tag matches (tag & mask) lands in.
+struct TmTag {
+    uint64_t tag = 0, mask = 0;
+    uint64_t recv_wr_id = 0;
+    std::vector<DmaSegment> local;
+    uint64_t capacity = 0;
+    // Added while the app's unexpected count agreed with the NIC's: only such tags match, the
+    // others wait for an IBV_OPS_TM_SYNC that brings the counts in line (as mlx5).
+    bool enabled = true;
+};
+
+// The tag list of an IBV_SRQT_TM SRQ.
+struct TagMatching {
+    uint32_t max_num_tags = 0;
+    uint32_t max_ops = 0;
+    std::map<uint32_t, TmTag> tags; // by handle; handles grow, so this is posting order
+    uint32_t next_handle = 1;
+    uint32_t unexpected = 0; // messages the NIC found no tag for
+    uint32_t synced = 0;     // the unexpected count the app last reported
+    uint64_t malformed = 0;  // SENDs without a valid TMH, refused
+};
+
 struct Srq {
     uint32_t handle = 0;
     uint32_t users = 0;
@@ -121,6 +146,7 @@ struct Srq {
     SessionObjects* owner = nullptr;
     SharedMemory memory;
     Ring ring;
+    std::unique_ptr<TagMatching> tm; // IBV_SRQT_TM (whose receives also complete on `cq`)
 };
 
 // A receive work queue (ibv_create_wq): receives for the RSS QPs whose indirection tables name

@@ -4,6 +4,7 @@
 #include "memory_access.h"
 #include "nic.h"
 #include "rc.h"
+#include "tag_matching.h"
 
 #include <cstring>
 
@@ -240,6 +241,16 @@ void complete_ready(TransportEnv& env, Qp& qp) {
         SendOp op = std::move(r.ops.front());
         r.ops.pop_front();
         if (r.cursor) --r.cursor;
+        if (op.internal != SendOp::Internal::None) {
+            tm::internal_done(env, qp, op);
+            // A rendezvous too large for its tag fails that tag alone; transport errors end
+            // the connection as for any request.
+            if (op.status != IBV_WC_SUCCESS && op.status != IBV_WC_LOC_LEN_ERR) {
+                to_error(env, qp);
+                return;
+            }
+            continue;
+        }
         // The slot is free for the app only now, as on hardware, and before the completion
         // is visible: an app that polls it may post again at once.
         qp.sq.header->consumer.store(op.sq_index + 1, std::memory_order_release);

@@ -21,7 +21,7 @@ uint64_t clock_ns(clockid_t clock) {
 
 } // namespace
 
-void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited) {
+void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited, uint64_t tm_tag) {
     emu::ipc::RingHeader* ring = cq.ring.header;
     uint32_t producer = ring->producer.load(std::memory_order_relaxed);
     uint32_t consumer = ring->consumer.load(std::memory_order_acquire);
@@ -32,7 +32,7 @@ void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited
         cq.overrun = true;
         return;
     }
-    emu::ipc::Cqe cqe{wc, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME)};
+    emu::ipc::Cqe cqe{wc, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME), tm_tag, 0, 0};
     std::memcpy(cq.ring.slot(producer), &cqe, sizeof cqe);
     ring->producer.store(producer + 1, std::memory_order_seq_cst);
     // Pairs with req_notify_cq storing `notify` and then polling again (both seq_cst).

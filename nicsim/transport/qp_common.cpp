@@ -92,8 +92,12 @@ void flush(TransportEnv& env, Qp& qp) {
     // their completions are visible (an app that polls one may post again at once).
     RequesterState& r = qp.req;
     std::vector<uint64_t> flushed;
-    for (const SendOp& op : r.ops)
-        flushed.push_back(op.wqe.wr_id);
+    for (const SendOp& op : r.ops) {
+        if (op.internal == SendOp::Internal::None)
+            flushed.push_back(op.wqe.wr_id);
+        else if (op.internal == SendOp::Internal::RndvRead && qp.recv_cq) // the tag's receive
+            post_completion(env, *qp.recv_cq, flush_wc(qp, op.wqe.wr_id, IBV_WC_TM_RECV), false);
+    }
     r.ops.clear();
     r.cursor = 0;
     r.reads_outstanding = 0;

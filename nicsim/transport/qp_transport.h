@@ -24,7 +24,11 @@ struct SendOp {
     uint64_t response_bytes = 0;       // READ: bytes of response received
     bool done = false;                 // acknowledged (or response complete)
     ibv_wc_status status = IBV_WC_SUCCESS;
-    bool reads() const; // READ or atomic: the responder answers with data
+    // Tag matching's rendezvous: an operation the NIC queues itself, not a WQE of the SQ. It
+    // takes no SQ slot and completes into the TM SRQ's CQ (tag_matching.h), never the send CQ.
+    enum class Internal : uint8_t { None, RndvRead, RndvFin } internal = Internal::None;
+    uint64_t tm_tag = 0; // the message's tag (wqe.wr_id: the tag's recv_wr_id)
+    bool reads() const;  // READ or atomic: the responder answers with data
     bool signaled(bool sq_sig_all) const;
 };
 
@@ -75,6 +79,15 @@ struct ResponseJob {
     uint64_t atomic_result = 0;
 };
 
+// How a SEND into a tag-matching SRQ is delivered (tag_matching.h).
+enum class TmMessage : uint8_t {
+    None,       // not tag matching: an ordinary receive
+    Matched,    // EAGER into a posted tag's buffer, after the TMH
+    Unexpected, // no tag matched: whole into an ordinary receive
+    NoTag,      // IBV_TMH_NO_TAG: whole into an ordinary receive
+    Rndv,       // RNDV matched: the NIC READs the data; the rest of this message is dropped
+};
+
 struct ResponderState {
     uint32_t epsn = 0; // expected PSN
     uint32_t msn = 0;
@@ -84,6 +97,8 @@ struct ResponderState {
     uint32_t srqn = 0;            // XRC target: the XRC SRQ the current request names
     bool have_recv = false;
     RecvOp recv;
+    TmMessage tm = TmMessage::None; // the message in progress, into a tag-matching SRQ
+    uint64_t tm_tag = 0;
     uint32_t write_rkey = 0;
     uint64_t write_va = 0;
     uint64_t write_remaining = 0;
@@ -100,6 +115,7 @@ struct QpCounters {
              rnr_naks_received = 0, timeouts = 0;
     uint64_t qkey_violations = 0, rx_no_wqe = 0; // UD drops
     uint64_t xrc_srq_errors = 0; // XRC requests for an unknown SRQ or one of another domain
+    uint64_t tm_malformed = 0;   // SENDs into a tag-matching SRQ without a valid TMH
 };
 
 } // namespace nicsim

@@ -46,8 +46,10 @@ void qp_event(TransportEnv& env, Qp& qp, ibv_event_type type);
 // IBV_WC_WR_FLUSH_ERR.
 void to_error(TransportEnv& env, Qp& qp);
 void flush(TransportEnv& env, Qp& qp);
-// Writes one completion; raises the CQ's event when armed for it.
-void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited);
+// Writes one completion; raises the CQ's event when armed for it. `tm_tag`: the tag of a
+// tag-matching completion with IBV_WC_TM_MATCH.
+void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited,
+                     uint64_t tm_tag = 0);
 // A receive WQE was taken from `srq`: raises IBV_EVENT_SRQ_LIMIT_REACHED when an armed limit
 // is crossed, and disarms it (IBA 10.2.9.2).
 void srq_consumed(TransportEnv& env, Srq& srq);

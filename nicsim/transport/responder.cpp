@@ -6,6 +6,7 @@
 #include "nic.h"
 #include "objects/session_objects.h"
 #include "rc.h"
+#include "tag_matching.h"
 
 #include <cstring>
 
@@ -135,9 +136,26 @@ void complete_recv(TransportEnv& env, Qp& qp, const wire::Headers& h, ibv_wc_opc
         wc.wc_flags |= IBV_WC_WITH_INV;
         wc.invalidated_rkey = h.ieth_rkey;
     }
+    uint64_t tag = 0;
+    switch (s.tm) {
+    case TmMessage::Matched:
+        wc.opcode = IBV_WC_TM_RECV;
+        wc.wc_flags |= IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID;
+        tag = s.tm_tag;
+        break;
+    case TmMessage::Unexpected: // the app counts it and syncs (IBV_OPS_TM_SYNC)
+        wc.opcode = IBV_WC_TM_RECV;
+        break;
+    case TmMessage::NoTag:
+        wc.opcode = IBV_WC_TM_NO_TAG;
+        break;
+    default:
+        break;
+    }
+    s.tm = TmMessage::None;
     s.have_recv = false;
     // An XRC target completes on its XRC SRQ's CQ, with its own QPN (as mlx5 reports it).
-    if (Cq* cq = recv_cq_of(env, qp)) post_completion(env, *cq, wc, h.se);
+    if (Cq* cq = recv_cq_of(env, qp)) post_completion(env, *cq, wc, h.se, tag);
 }
 
 // Makes sure a receive WQE is at hand. False when the request was answered (RNR NAK, error).
@@ -166,8 +184,73 @@ bool payload_size_ok(const Qp& qp, uint8_t opcode, size_t len) {
     return len == mtu;
 }
 
+// The first packet of a SEND into a tag-matching SRQ: decides from its TMH where the message
+// goes (tag_matching.h). `skip` is set to the bytes of it that are not data. False when the
+// request was answered (RNR NAK, NAK).
+bool start_tm_message(TransportEnv& env, Qp& qp, Srq& srq, const wire::Headers& h,
+                      const uint8_t* payload, size_t len, size_t* skip) {
+    ResponderState& s = qp.resp;
+    TagMatching& tm = *srq.tm;
+    std::optional<tm::Tmh> tmh = tm::parse_tmh(payload, len);
+    if (!tmh) {
+        ++tm.malformed;
+        ++qp.counters.tm_malformed;
+        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
+              IBV_EVENT_QP_REQ_ERR);
+        return false;
+    }
+    s.tm_tag = 0;
+    std::optional<TmTag> tag;
+    if (tmh->opcode != IBV_TMH_NO_TAG) tag = tm::take_match(tm, tmh->tag);
+    if (!tag) { // NO_TAG or unexpected: whole into an ordinary receive of the SRQ
+        if (!need_recv(env, qp, h)) return false;
+        if (tmh->opcode == IBV_TMH_NO_TAG) {
+            s.tm = TmMessage::NoTag;
+        } else {
+            s.tm = TmMessage::Unexpected;
+            ++tm.unexpected;
+        }
+        return true;
+    }
+    s.tm_tag = tmh->tag;
+    if (tmh->opcode == IBV_TMH_RNDV) {
+        // The match is reported now; the data follows the READ (IBV_WC_TM_DATA_VALID).
+        ibv_wc wc{};
+        wc.wr_id = tag->recv_wr_id;
+        wc.status = IBV_WC_SUCCESS;
+        wc.opcode = IBV_WC_TM_RECV;
+        wc.wc_flags = IBV_WC_TM_MATCH;
+        wc.qp_num = qp.qpn;
+        if (Cq* cq = recv_cq_of(env, qp)) post_completion(env, *cq, wc, false, tmh->tag);
+        tm::start_rndv(env, qp, std::move(*tag), *tmh, tm::parse_rvh(payload));
+        s.tm = TmMessage::Rndv;
+        return true;
+    }
+    RecvOp& r = s.recv;
+    r = RecvOp{};
+    r.wr_id = tag->recv_wr_id;
+    r.local = std::move(tag->local);
+    r.capacity = tag->capacity;
+    s.have_recv = true;
+    s.tm = TmMessage::Matched;
+    *skip = tm::kTmhSize;
+    return true;
+}
+
 bool execute_send(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
                   size_t len) {
+    ResponderState& s = qp.resp;
+    Target t = target_of(env, qp);
+    if (t.srq && t.srq->tm && wire::has_any(h.opcode, wire::kFirst)) {
+        size_t skip = 0;
+        if (!start_tm_message(env, qp, *t.srq, h, payload, len, &skip)) return false;
+        payload += skip;
+        len -= skip;
+    }
+    if (s.tm == TmMessage::Rndv) { // the RVH and any user header: not delivered
+        if (wire::has_any(h.opcode, wire::kLast)) s.tm = TmMessage::None;
+        return true;
+    }
     if (!need_recv(env, qp, h)) return false;
     RecvOp& r = qp.resp.recv;
     if (r.received + len > r.capacity) {

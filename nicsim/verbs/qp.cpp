@@ -124,7 +124,10 @@ int create_qp(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) 
     Srq* srq = nullptr;
     if (q.srq && !xrc_send) {
         srq = c.objects.srqs.get(q.srq);
-        if (!srq || srq->type != IBV_SRQT_BASIC) return EINVAL;
+        if (!srq) return EINVAL;
+        // Tag matching is for RC (tm_caps.flags: IBV_TM_CAP_RC); XRC SRQs are for XRC targets.
+        bool tm_ok = srq->type == IBV_SRQT_TM && q.qp_type == IBV_QPT_RC;
+        if (srq->type != IBV_SRQT_BASIC && !tm_ok) return EINVAL;
     }
     ibv_qp_cap cap = q.cap;
     if (xrc_send) cap.max_recv_wr = cap.max_recv_sge = 0;

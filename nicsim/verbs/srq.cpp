@@ -1,4 +1,5 @@
 #include "device_limits.h"
+#include "transport/memory_access.h"
 #include "verbs.h"
 
 #include <cerrno>
@@ -67,11 +68,79 @@ int create_srq_ex(VerbContext& c, const ipc::CreateSrqExReq& q, ipc::CreateSrqRe
     if (!pd) return EINVAL;
     if (q.srq_type == IBV_SRQT_BASIC)
         return make_srq(c, pd, q.attr, IBV_SRQT_BASIC, nullptr, nullptr, r);
-    if (q.srq_type != IBV_SRQT_XRC) return EOPNOTSUPP; // tag matching
+    if (q.srq_type == IBV_SRQT_TM) {
+        Cq* cq = c.objects.cqs.get(q.cq);
+        if (!cq) return EINVAL;
+        if (q.max_num_tags == 0 || q.max_num_tags > ipc::kTmMaxNumTags ||
+            q.max_ops > ipc::kTmMaxOps)
+            return EINVAL;
+        if (int err = make_srq(c, pd, q.attr, IBV_SRQT_TM, nullptr, cq, r)) return err;
+        Srq& srq = *c.objects.srqs.get(r.handle);
+        srq.tm = std::make_unique<TagMatching>();
+        srq.tm->max_num_tags = q.max_num_tags;
+        srq.tm->max_ops = q.max_ops;
+        c.log.debug("{} srq#{} tag matching: {} tags", c.prefix, srq.handle, q.max_num_tags);
+        return 0;
+    }
+    if (q.srq_type != IBV_SRQT_XRC) return EINVAL;
     XrcdHandle* xrcd = c.objects.xrcds.get(q.xrcd);
     Cq* cq = c.objects.cqs.get(q.cq);
     if (!xrcd || !cq) return EINVAL;
     return make_srq(c, pd, q.attr, IBV_SRQT_XRC, xrcd, cq, r);
+}
+
+int srq_ops(VerbContext& c, const ipc::SrqOpReq& q, ipc::SrqOpReply& r) {
+    Srq* srq = c.objects.srqs.get(q.srq);
+    if (!srq || !srq->tm) return EINVAL;
+    if (q.flags & ~uint32_t(IBV_OPS_SIGNALED | IBV_OPS_TM_SYNC)) return EINVAL;
+    TagMatching& tm = *srq->tm;
+    ibv_wc wc{};
+    wc.wr_id = q.wr_id;
+    wc.status = IBV_WC_SUCCESS;
+    TmTag tag;
+    switch (q.opcode) {
+    case IBV_WR_TAG_ADD: {
+        if (q.num_sge > ipc::kTmMaxSge) return EINVAL;
+        if (tm.tags.size() >= tm.max_num_tags) return ENOMEM;
+        tag.tag = q.tag;
+        tag.mask = q.mask;
+        tag.recv_wr_id = q.recv_wr_id;
+        emu::ipc::Sge sge{q.sge.addr, q.sge.length, q.sge.lkey};
+        if (q.num_sge && resolve_local(c.nic, srq->pd, &sge, 1, IBV_ACCESS_LOCAL_WRITE, tag.local,
+                                       &tag.capacity) != IBV_WC_SUCCESS)
+            return EINVAL;
+        wc.opcode = IBV_WC_TM_ADD;
+        break;
+    }
+    case IBV_WR_TAG_DEL:
+        // A tag a message consumed meanwhile: the app learns it from the completion.
+        if (tm.tags.erase(q.handle) == 0) wc.status = IBV_WC_TM_ERR;
+        wc.opcode = IBV_WC_TM_DEL;
+        break;
+    case IBV_WR_TAG_SYNC:
+        wc.opcode = IBV_WC_TM_SYNC;
+        break;
+    default:
+        return EINVAL;
+    }
+    if (q.flags & IBV_OPS_TM_SYNC) {
+        tm.synced = q.unexpected_cnt;
+        if (tm.synced == tm.unexpected)
+            for (auto& [handle, t] : tm.tags)
+                t.enabled = true;
+    }
+    if (q.opcode == IBV_WR_TAG_ADD) {
+        tag.enabled = tm.synced == tm.unexpected;
+        r.handle = tm.next_handle++;
+        if (tm.next_handle == 0) tm.next_handle = 1;
+        tm.tags[r.handle] = std::move(tag);
+    }
+    c.log.trace("{} srq#{} tag op {} handle {} unexpected {}/{}", c.prefix, srq->handle, q.opcode,
+                q.opcode == IBV_WR_TAG_ADD ? r.handle : q.handle, tm.synced, tm.unexpected);
+    bool signaled = (q.flags & IBV_OPS_SIGNALED) || wc.status != IBV_WC_SUCCESS;
+    if (signaled)
+        if (DataPath* dp = c.nic.data_path()) dp->complete(*srq->cq, wc);
+    return 0;
 }
 
 int modify_srq(VerbContext& c, const ipc::ModifySrqReq& q, ipc::Empty&) {

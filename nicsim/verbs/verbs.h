@@ -65,6 +65,8 @@ int destroy_rwq_ind_table(VerbContext&, const ipc::HandleReq&, ipc::Empty&);
 Qp* find_qp(SessionObjects& objects, uint32_t handle);
 
 int create_srq(VerbContext&, const ipc::CreateSrqReq&, ipc::CreateSrqReply&);
+// ibv_post_srq_ops: one tag operation on a tag-matching SRQ.
+int srq_ops(VerbContext&, const ipc::SrqOpReq&, ipc::SrqOpReply&);
 int modify_srq(VerbContext&, const ipc::ModifySrqReq&, ipc::Empty&);
 int query_srq(VerbContext&, const ipc::HandleReq&, ipc::QuerySrqReply&);
 int destroy_srq(VerbContext&, const ipc::HandleReq&, ipc::Empty&);

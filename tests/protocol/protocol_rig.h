@@ -202,6 +202,9 @@ class FakeDataPath final : public nicsim::DataPath {
     void qp_modified(Qp& qp, ibv_qp_state from) override { nicsim::rc::modified(env_, qp, from); }
     void qp_destroying(Qp& qp) override { qp.scheduled = false; }
     void wq_error(nicsim::Wq& wq) override { nicsim::raw::flush_wq(env_, wq); }
+    void complete(Cq& cq, const ibv_wc& wc) override {
+        nicsim::rc::post_completion(env_, cq, wc, false);
+    }
     void doorbell(nicsim::SessionObjects& objects) override {
         objects.qps.for_each([this](Qp& qp) { nicsim::rc::doorbell(env_, qp); });
     }

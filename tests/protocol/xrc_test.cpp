@@ -555,8 +555,10 @@ TEST_CASE("xrc: verbs refuse what the kernel refuses", "[xrc]") {
     q.xrcd = 77;
     CHECK(nicsim::create_srq_ex(rig.ctx, q, r) == EINVAL); // no such domain
     q.xrcd = xrcd;
-    q.srq_type = IBV_SRQT_TM;
-    CHECK(nicsim::create_srq_ex(rig.ctx, q, r) == EOPNOTSUPP);
+    q.srq_type = IBV_SRQT_TM; // without max_num_tags
+    CHECK(nicsim::create_srq_ex(rig.ctx, q, r) == EINVAL);
+    q.srq_type = 9; // no such type
+    CHECK(nicsim::create_srq_ex(rig.ctx, q, r) == EINVAL);
 
     ipc::CreateQpReq cq_req{};
     cq_req.qp_type = IBV_QPT_XRC_RECV;

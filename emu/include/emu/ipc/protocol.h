@@ -68,6 +68,7 @@ enum class Op : uint16_t {
     OpenQp,
     AttachMcast,
     DetachMcast,
+    SrqOps,
     Count, // not an op: one past the last
 };
 
@@ -293,10 +294,40 @@ struct CreateSrqReply { // with the ring's memfd
 // receives of XRC SENDs that name it, and completes them on its own CQ.
 struct CreateSrqExReq {
     uint32_t pd;
-    uint32_t srq_type; // enum ibv_srq_type: IBV_SRQT_BASIC or IBV_SRQT_XRC
+    uint32_t srq_type; // enum ibv_srq_type: IBV_SRQT_BASIC, IBV_SRQT_XRC or IBV_SRQT_TM
     uint32_t xrcd;     // XRC: the domain's handle
-    uint32_t cq;       // XRC: the CQ its receives complete on
+    uint32_t cq;       // XRC and TM: the CQ its receives and tag operations complete on
     ibv_srq_attr attr;
+    uint32_t max_num_tags; // TM: tags posted at once (ibv_tm_cap)
+    uint32_t max_ops;      // TM: outstanding tag operations
+};
+
+// Tag matching (IBV_SRQT_TM), as emu0 claims it in ibv_query_device_ex's tm_caps: RC only,
+// one SGE per tag, rendezvous headers (TMH + RVH + user header) of up to 64 bytes.
+inline constexpr uint32_t kTmMaxNumTags = 127;
+inline constexpr uint32_t kTmMaxOps = 32;
+inline constexpr uint32_t kTmMaxSge = 1;
+inline constexpr uint32_t kTmMaxRndvHdrSize = 64;
+
+// ibv_post_srq_ops, one operation: IBV_WR_TAG_ADD (tag, mask, recv_wr_id, at most one SGE),
+// IBV_WR_TAG_DEL (handle) or IBV_WR_TAG_SYNC. Any of them with IBV_OPS_TM_SYNC reports
+// unexpected_cnt. The completion (IBV_OPS_SIGNALED) is on the SRQ's CQ before the reply.
+struct SrqOpReq {
+    uint32_t srq;
+    uint32_t opcode; // enum ibv_ops_wr_opcode
+    uint32_t flags;  // enum ibv_ops_flags
+    uint32_t unexpected_cnt;
+    uint64_t wr_id;
+    uint32_t handle; // DEL: the tag's
+    uint32_t num_sge;
+    uint64_t recv_wr_id;
+    uint64_t tag;
+    uint64_t mask;
+    ibv_sge sge;
+};
+struct SrqOpReply {
+    uint32_t handle; // ADD: the new tag's
+    uint32_t reserved;
 };
 
 // ibv_open_xrcd. `fd` is the app's descriptor of the file that names a domain shared by all
@@ -481,6 +512,7 @@ EMU_IPC_OP(CreateSrqEx, CreateSrqExReq, CreateSrqReply)
 EMU_IPC_OP(OpenQp, OpenQpReq, OpenQpReply)
 EMU_IPC_OP(AttachMcast, McastReq, Empty)
 EMU_IPC_OP(DetachMcast, McastReq, Empty)
+EMU_IPC_OP(SrqOps, SrqOpReq, SrqOpReply)
 #undef EMU_IPC_OP
 
 // Size of an op's request body as it travels (Empty travels as zero bytes).

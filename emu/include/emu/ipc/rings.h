@@ -72,12 +72,16 @@ static_assert(sizeof(RecvWqe) == 16);
 
 // A completion: the work completion the app polls, and when it happened. The NIC's clock
 // (ibv_query_rt_values_ex, hca_core_clock 1 GHz) is CLOCK_MONOTONIC in nanoseconds.
+// Tag matching completions carry the matched tag (ibv_wc_read_tm_info).
 struct Cqe {
     ibv_wc wc;
     uint64_t timestamp;    // NIC clock, ns
     uint64_t wallclock_ns; // CLOCK_REALTIME, ns
+    uint64_t tm_tag;       // IBV_WC_TM_MATCH: the message's tag
+    uint32_t tm_priv;      // the TMH's application context
+    uint32_t reserved;
 };
-static_assert(sizeof(Cqe) == 64);
+static_assert(sizeof(Cqe) == 80);
 
 // One page per session: the NIC says whether it sleeps and wants a doorbell kick (a write to
 // the session's eventfd) after new work is posted.
