@@ -49,12 +49,14 @@ done
 PCAP=$PCAP_DIR/host1.pcap
 # tshark -r host1.pcap --disable-protocol rpcordma [ARGS...] (SEND payloads can look like
 # RPC-over-RDMA otherwise). The other protocols InfiniBand payloads are tried as (heuristics) are
-# off too: perftest's UD payloads are random bytes, which may pass for EoIB, SDP, FCoIB... and
-# then look malformed.
+# off too: perftest's UD payloads are random bytes, which may pass for EoIB, SDP, FCoIB, an
+# Ethernet frame... and then look malformed.
 NO_PAYLOAD_PROTOCOLS=()
 for p in rpcordma infiniband.eoib infiniband_sdp fcoib smc smb_direct nvme-rdma lnet iser; do
     NO_PAYLOAD_PROTOCOLS+=(--disable-protocol "$p")
 done
+# Ethernet over IB: a UD payload whose first bytes look like an ethertype is decoded as a frame.
+NO_PAYLOAD_PROTOCOLS+=(--disable-heuristic eth_over_ib)
 tsh() {
     local rc=0
     tshark -r "$PCAP" "${NO_PAYLOAD_PROTOCOLS[@]}" "$@" 2>"$EMU_WORK/tshark.err" || rc=$?
