@@ -2,7 +2,6 @@
 #include "emu/wire/multicast.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
-#include "export.h"
 
 #include <arpa/inet.h>
 #include <cerrno>

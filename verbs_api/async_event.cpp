@@ -2,7 +2,6 @@
 #include "async_event_target.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
-#include "export.h"
 
 #include <cerrno>
 #include <unistd.h>

@@ -1,7 +1,6 @@
 // Completion channels: a real pollable fd on which the NIC posts one record per CQ event.
 #include "emu_objects.h"
 #include "emulated_verbs.h"
-#include "export.h"
 
 #include <cerrno>
 #include <new>

@@ -1,7 +1,6 @@
 // Opening and closing a device: one control session with the host's NIC per context.
 #include "emu_objects.h"
 #include "emulated_verbs.h"
-#include "export.h"
 #include "ops.h"
 
 #include <cerrno>

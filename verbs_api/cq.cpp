@@ -1,7 +1,6 @@
 // Completion queues, classic and extended (ibv_create_cq_ex).
 #include "emu_objects.h"
 #include "emulated_verbs.h"
-#include "export.h"
 #include "ops.h"
 
 #include <cerrno>

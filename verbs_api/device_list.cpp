@@ -2,7 +2,6 @@
 #include "emu/paths.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
-#include "export.h"
 #include "route.h"
 
 #include <cerrno>

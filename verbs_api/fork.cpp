@@ -4,7 +4,6 @@
 // is always safe: there is nothing to set up and nothing to protect.
 
 #include "emulated_verbs.h"
-#include "export.h"
 
 #include <infiniband/verbs.h>
 

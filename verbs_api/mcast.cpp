@@ -2,7 +2,6 @@
 // kernel does (EINVAL: not a UD QP or not a multicast GID; ENOMEM: a device limit).
 #include "emu_objects.h"
 #include "emulated_verbs.h"
-#include "export.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,7 +1,6 @@
 // Memory registration. The NIC keeps the keys and checks every access against them.
 #include "emu_objects.h"
 #include "emulated_verbs.h"
-#include "export.h"
 #include "ops.h"
 
 #include <cerrno>

@@ -1,7 +1,6 @@
 // Protection domains, thread domains and parent domains.
 #include "emu_objects.h"
 #include "emulated_verbs.h"
-#include "export.h"
 #include "ops.h"
 
 #include <atomic>

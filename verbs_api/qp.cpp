@@ -2,7 +2,6 @@
 // queries and destruction.
 #include "emu_objects.h"
 #include "emulated_verbs.h"
-#include "export.h"
 #include "ops.h"
 
 #include <cerrno>

@@ -1,7 +1,6 @@
 // Shared receive queues: basic ones, and XRC SRQs (ibv_create_srq_ex, ibv_get_srq_num).
 #include "emu_objects.h"
 #include "emulated_verbs.h"
-#include "export.h"
 #include "ops.h"
 
 #include <cerrno>
