@@ -19,7 +19,7 @@ template <typename Map> auto find(Map& m, uint32_t handle) -> typename Map::mapp
 } // namespace
 
 int emulated::ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
-    EmuContext* c = emu_context(ctx);
+    EmuSession& s = session(ctx);
     for (;;) {
         ipc::AsyncEventRecord rec{};
         ssize_t n = ::read(ctx->async_fd, &rec, sizeof rec);
@@ -29,24 +29,24 @@ int emulated::ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
         }
         auto type = static_cast<ibv_event_type>(rec.event_type);
         event->event_type = type;
-        std::lock_guard lock(c->events_mutex);
+        std::lock_guard lock(s.events_mutex);
         switch (event_target(type)) {
         case EventTarget::Qp:
-            if (ibv_qp* qp = find(c->qps, rec.handle)) {
+            if (ibv_qp* qp = find(s.qps, rec.handle)) {
                 event->element.qp = qp;
                 ++emu_qp(qp)->events_reported;
                 return 0;
             }
             break; // the QP was destroyed before the app read its event
         case EventTarget::Cq:
-            if (ibv_cq* cq = find(c->cqs, rec.handle)) {
+            if (ibv_cq* cq = find(s.cqs, rec.handle)) {
                 event->element.cq = cq;
                 ++emu_cq(cq)->async_events_reported;
                 return 0;
             }
             break;
         case EventTarget::Srq:
-            if (ibv_srq* srq = find(c->srqs, rec.handle)) {
+            if (ibv_srq* srq = find(s.srqs, rec.handle)) {
                 event->element.srq = srq;
                 ++reinterpret_cast<EmuSrq*>(srq)->events_reported;
                 return 0;

@@ -46,10 +46,10 @@ int emulated::ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq
     ipc::CompEventRecord rec{};
     ssize_t n = ::read(channel->fd, &rec, sizeof rec);
     if (n != static_cast<ssize_t>(sizeof rec)) return -1; // errno from read (EAGAIN when empty)
-    EmuContext* c = emu_context(channel->context);
-    std::lock_guard lock(c->events_mutex);
-    auto it = c->cqs.find(rec.cq);
-    if (it == c->cqs.end()) {
+    EmuSession& s = session(channel->context);
+    std::lock_guard lock(s.events_mutex);
+    auto it = s.cqs.find(rec.cq);
+    if (it == s.cqs.end()) {
         errno = EIO;
         return -1;
     }

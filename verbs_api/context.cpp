@@ -1,12 +1,22 @@
-// Opening and closing a device: one control session with the host's NIC per context.
+// Opening, importing and closing a device context: each opened context starts a control
+// session with the host's NIC, and an imported one shares the session it was made from.
+#include "emu/paths.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 #include "ops.h"
 
 #include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace verbs;
 namespace ipc = emu::ipc;
@@ -50,38 +60,83 @@ void install_ops(EmuContext& c) {
     c.vctx.open_qp = verbs::open_qp;
 }
 
-} // namespace
+// The sessions this process has open, by their socket's identity: what ibv_import_device looks
+// a command fd up by (a dup() of it is the same socket).
+struct OpenSession {
+    dev_t dev;
+    ino_t ino;
+    std::weak_ptr<EmuSession> session;
+};
+std::mutex open_sessions_mutex;
+std::vector<OpenSession> open_sessions;
 
-ibv_context* emulated::ibv_open_device(ibv_device* device) {
-    EmuDevice* dev = emu_device(device);
-    auto* c = new (std::nothrow) EmuContext();
-    if (!c) return fail<ibv_context>(ENOMEM);
-    int err = c->control.connect(dev->socket_path);
-    if (err) {
-        delete c;
-        // The host went away since the device list was read.
-        return fail<ibv_context>(err == ENOENT || err == ECONNREFUSED ? ENODEV : err);
-    }
+bool socket_identity(int fd, dev_t& dev, ino_t& ino) {
+    struct stat st {};
+    if (::fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) return false;
+    dev = st.st_dev;
+    ino = st.st_ino;
+    return true;
+}
+
+std::shared_ptr<EmuSession> find_session(int fd) {
+    dev_t dev;
+    ino_t ino;
+    if (!socket_identity(fd, dev, ino)) return nullptr;
+    std::lock_guard lock(open_sessions_mutex);
+    std::erase_if(open_sessions, [](const OpenSession& o) { return o.session.expired(); });
+    for (const OpenSession& o : open_sessions)
+        if (o.dev == dev && o.ino == ino) return o.session.lock();
+    return nullptr;
+}
+
+// True when fd is a socket connected to the emulated host this process sees.
+bool connected_to_host(int fd) {
+    sockaddr_un peer{};
+    socklen_t len = sizeof peer;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) < 0 ||
+        peer.sun_family != AF_UNIX || len <= offsetof(sockaddr_un, sun_path))
+        return false;
+    size_t n = ::strnlen(peer.sun_path, len - offsetof(sockaddr_un, sun_path));
+    return emu::selected_socket_path() == std::string(peer.sun_path, n);
+}
+
+// Opens a session with the host's NIC as a device context. 0 or errno.
+int open_session(EmuDevice& dev, EmuSession& s, pid_t& daemon_pid) {
+    int err = s.control.connect(dev.socket_path);
+    // The host went away since the device list was read.
+    if (err) return err == ENOENT || err == ECONNREFUSED ? ENODEV : err;
     ipc::HelloReply hello{};
     ipc::PassedFds fds;
-    err = c->control.call<ipc::Op::Hello>({ipc::kHelloContext, 0}, hello, &fds);
+    err = s.control.call<ipc::Op::Hello>({ipc::kHelloContext, 0}, hello, &fds);
     if (!err && fds.count != 3) err = EIO;
-    if (!err) err = c->doorbell_page.map(fds.fd[2], ipc::kDoorbellPageSize);
+    if (!err) err = s.doorbell_page.map(fds.fd[2], ipc::kDoorbellPageSize);
     if (err) {
         if (fds.count > 2) fds.fd[2] = -1; // map() closed it
         fds.close_all();
+        return err;
+    }
+    s.async_fd = fds.fd[0];
+    s.doorbell_fd = fds.fd[1];
+    s.device = &dev;
+    daemon_pid = hello.daemon_pid;
+    return 0;
+}
+
+// A context on `s`; cmd_fd is the fd the app sees as the context's command fd.
+ibv_context* new_context(std::shared_ptr<EmuSession> s, int cmd_fd) {
+    auto* c = new (std::nothrow) EmuContext();
+    if (!c) return fail<ibv_context>(ENOMEM);
+    // Each context closes its own async fd; all read the session's one event stream.
+    int async_fd = ::fcntl(s->async_fd, F_DUPFD_CLOEXEC, 0);
+    if (async_fd < 0) {
+        int err = errno;
         delete c;
         return fail<ibv_context>(err);
     }
-    int async_fd = fds.fd[0];
-    c->doorbell_fd = fds.fd[1];
-    // The NIC reads and writes our registered memory with process_vm_readv/writev; where Yama
-    // restricts ptrace to descendants, allow the NIC's process explicitly.
-    ::prctl(PR_SET_PTRACER, static_cast<unsigned long>(hello.daemon_pid), 0, 0, 0);
-    c->device = dev;
+    c->session = std::move(s);
     ibv_context& ctx = c->vctx.context;
-    ctx.device = device;
-    ctx.cmd_fd = c->control.fd();
+    ctx.device = &c->session->device->device;
+    ctx.cmd_fd = cmd_fd;
     ctx.async_fd = async_fd;
     ctx.num_comp_vectors = 1;
     pthread_mutex_init(&ctx.mutex, nullptr);
@@ -91,18 +146,57 @@ ibv_context* emulated::ibv_open_device(ibv_device* device) {
     return &ctx;
 }
 
+} // namespace
+
+namespace verbs {
+
+EmuSession::~EmuSession() {
+    control.close();
+    if (async_fd >= 0) ::close(async_fd);
+    if (doorbell_fd >= 0) ::close(doorbell_fd);
+}
+
+bool is_emulated_command_fd(int fd) {
+    return find_session(fd) != nullptr;
+}
+
+} // namespace verbs
+
+ibv_context* emulated::ibv_open_device(ibv_device* device) {
+    auto s = std::make_shared<EmuSession>();
+    pid_t daemon_pid = 0;
+    if (int err = open_session(*emu_device(device), *s, daemon_pid)) return fail<ibv_context>(err);
+    // The NIC reads and writes our registered memory with process_vm_readv/writev; where Yama
+    // restricts ptrace to descendants, allow the NIC's process explicitly.
+    ::prctl(PR_SET_PTRACER, static_cast<unsigned long>(daemon_pid), 0, 0, 0);
+    dev_t dev;
+    ino_t ino;
+    if (socket_identity(s->control.fd(), dev, ino)) {
+        std::lock_guard lock(open_sessions_mutex);
+        open_sessions.push_back({dev, ino, s});
+    }
+    int cmd_fd = s->control.fd();
+    return new_context(std::move(s), cmd_fd);
+}
+
 int emulated::ibv_close_device(ibv_context* ctx) {
     EmuContext* c = emu_context(ctx);
-    // Ending the session makes the NIC free everything this context still owns.
-    c->control.close();
     ::close(ctx->async_fd);
-    ::close(c->doorbell_fd);
+    if (c->own_cmd_fd >= 0) ::close(c->own_cmd_fd);
     pthread_mutex_destroy(&ctx->mutex);
+    // The last context of a session ends it, and the NIC frees everything it still owns.
     delete c;
     return 0;
 }
 
-// Not supported: importing needs a context fd shared by another process's kernel uverbs.
-ibv_context* emulated::ibv_import_device(int) {
-    return fail<ibv_context>(EOPNOTSUPP);
+// A second context on the session of a context this process opened, as the kernel makes one on
+// the uverbs file a dup()ed command fd refers to. A command fd passed from another process is
+// not supported (EOPNOTSUPP): its session would need a second connection to the NIC
+// (docs/features.md). Any other fd is EINVAL, as rdma-core answers for one that is no device's.
+ibv_context* emulated::ibv_import_device(int cmd_fd) {
+    std::shared_ptr<EmuSession> s = find_session(cmd_fd);
+    if (!s) return fail<ibv_context>(connected_to_host(cmd_fd) ? EOPNOTSUPP : EINVAL);
+    ibv_context* ctx = new_context(std::move(s), cmd_fd);
+    if (ctx) emu_context(ctx)->own_cmd_fd = cmd_fd; // closed by ibv_close_device, as rdma-core
+    return ctx;
 }

@@ -55,9 +55,9 @@ ibv_cq_ex* create_cq_ex(ibv_context* ctx, ibv_cq_init_attr_ex* attr) {
         ++attr->channel->refcnt;
         pthread_mutex_unlock(&ctx->mutex);
     }
-    EmuContext* c = emu_context(ctx);
-    std::lock_guard lock(c->events_mutex);
-    c->cqs[cq.handle] = ecq->cq();
+    EmuSession& s = session(ctx);
+    std::lock_guard lock(s.events_mutex);
+    s.cqs[cq.handle] = ecq->cq();
     return &cq;
 }
 
@@ -93,10 +93,10 @@ int emulated::ibv_resize_cq(ibv_cq* cq, int cqe) {
 int emulated::ibv_destroy_cq(ibv_cq* cq) {
     ibv_context* ctx = cq->context;
     if (int err = control(ctx).call<ipc::Op::DestroyCq>({cq->handle, 0})) return err;
-    EmuContext* c = emu_context(ctx);
+    EmuSession& s = session(ctx);
     {
-        std::lock_guard lock(c->events_mutex);
-        c->cqs.erase(cq->handle);
+        std::lock_guard lock(s.events_mutex);
+        s.cqs.erase(cq->handle);
     }
     EmuCq* ecq = emu_cq(cq);
     // As rdma-core: wait until the app has acked every event it was given for this CQ.

@@ -1,5 +1,6 @@
 // Device memory: the NIC's memory, mapped here, so ibv_memcpy_to/from_dm are plain copies.
 #include "emu_objects.h"
+#include "emulated_verbs.h"
 #include "ops.h"
 
 #include <cerrno>
@@ -43,6 +44,24 @@ int memcpy_from_dm(void* host, ibv_dm* dm, uint64_t offset, size_t length) {
     return 0;
 }
 
+// The app's side of DM `handle`: the NIC's memfd in `fds`, mapped. nullptr and err on failure.
+ibv_dm* map_dm(ibv_context* ctx, uint32_t handle, uint64_t length, uint64_t map_bytes,
+               ipc::PassedFds& fds, int& err) {
+    auto* dm = new (std::nothrow) EmuDm{};
+    err = dm ? dm->memory.map_reply(fds, map_bytes) : ENOMEM;
+    if (err) {
+        fds.close_all();
+        delete dm;
+        return nullptr;
+    }
+    dm->length = length;
+    dm->dm.context = ctx;
+    dm->dm.memcpy_to_dm = memcpy_to_dm;
+    dm->dm.memcpy_from_dm = memcpy_from_dm;
+    dm->dm.handle = handle;
+    return &dm->dm;
+}
+
 } // namespace
 
 namespace verbs {
@@ -52,20 +71,13 @@ ibv_dm* alloc_dm(ibv_context* ctx, ibv_alloc_dm_attr* attr) {
     ipc::PassedFds fds;
     ipc::AllocDmReq req{attr->length, attr->log_align_req, attr->comp_mask};
     if (int err = control(ctx).call<ipc::Op::AllocDm>(req, r, &fds)) return fail<ibv_dm>(err);
-    auto* dm = new (std::nothrow) EmuDm{};
-    int err = dm ? dm->memory.map_reply(fds, r.map_bytes) : ENOMEM;
-    if (err) {
-        fds.close_all();
-        delete dm;
+    int err = 0;
+    ibv_dm* dm = map_dm(ctx, r.handle, attr->length, r.map_bytes, fds, err);
+    if (!dm) {
         control(ctx).call<ipc::Op::FreeDm>({r.handle, 0});
         return fail<ibv_dm>(err);
     }
-    dm->length = attr->length;
-    dm->dm.context = ctx;
-    dm->dm.memcpy_to_dm = memcpy_to_dm;
-    dm->dm.memcpy_from_dm = memcpy_from_dm;
-    dm->dm.handle = r.handle;
-    return &dm->dm;
+    return dm;
 }
 
 int free_dm(ibv_dm* dm) {
@@ -85,3 +97,19 @@ ibv_mr* reg_dm_mr(ibv_pd* pd, ibv_dm* dm, uint64_t dm_offset, size_t length, uns
 }
 
 } // namespace verbs
+
+// A DM of this context's session, for a context made by ibv_import_device: the same NIC memory,
+// mapped again. Unimporting unmaps it here only; the DM lives on until ibv_free_dm.
+ibv_dm* emulated::ibv_import_dm(ibv_context* ctx, uint32_t handle) {
+    ipc::ImportObjectReply r{};
+    ipc::PassedFds fds;
+    ipc::ImportObjectReq req{static_cast<uint32_t>(ipc::ImportType::Dm), handle};
+    if (int err = control(ctx).call<ipc::Op::ImportObject>(req, r, &fds)) return fail<ibv_dm>(err);
+    int err = 0;
+    ibv_dm* dm = map_dm(ctx, handle, r.length, r.map_bytes, fds, err);
+    return dm ? dm : fail<ibv_dm>(err);
+}
+
+void emulated::ibv_unimport_dm(ibv_dm* dm) {
+    delete emu_dm(dm);
+}

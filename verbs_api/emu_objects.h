@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -57,18 +58,32 @@ struct Mapping {
     void reset();
 };
 
-struct EmuContext {
-    verbs_context vctx; // its last member is the ibv_context the app holds
+// One control session with the host's NIC and what comes with it. The context that opened it
+// and every context ibv_import_device made from its command fd share it, as contexts on one
+// kernel uverbs file share its objects.
+struct EmuSession {
     EmuDevice* device = nullptr;
     emu::ipc::ControlClient control;
+    int async_fd = -1;
     int doorbell_fd = -1;
     Mapping doorbell_page;
 
-    // Objects that async events can name, by their NIC handle.
+    // Objects that async and completion events can name, by their NIC handle.
     std::mutex events_mutex;
     std::unordered_map<uint32_t, ibv_qp*> qps;
     std::unordered_map<uint32_t, ibv_cq*> cqs;
     std::unordered_map<uint32_t, ibv_srq*> srqs;
+
+    EmuSession() = default;
+    EmuSession(const EmuSession&) = delete;
+    EmuSession& operator=(const EmuSession&) = delete;
+    ~EmuSession(); // ends the session: the NIC frees everything it still owns
+};
+
+struct EmuContext {
+    verbs_context vctx; // its last member is the ibv_context the app holds
+    std::shared_ptr<EmuSession> session;
+    int own_cmd_fd = -1; // an imported context owns the fd it was made from
 };
 
 inline EmuContext* emu_context(ibv_context* ctx) {
@@ -76,8 +91,12 @@ inline EmuContext* emu_context(ibv_context* ctx) {
                                          offsetof(verbs_context, context));
 }
 
+inline EmuSession& session(ibv_context* ctx) {
+    return *emu_context(ctx)->session;
+}
+
 inline emu::ipc::ControlClient& control(ibv_context* ctx) {
-    return emu_context(ctx)->control;
+    return session(ctx).control;
 }
 
 inline EmuDevice* emu_device(ibv_device* dev) {

@@ -34,14 +34,14 @@ void Mapping::reset() {
 }
 
 void ring_doorbell(ibv_context* ctx) {
-    EmuContext* c = emu_context(ctx);
-    auto* page = static_cast<emu::ipc::DoorbellPage*>(c->doorbell_page.data);
+    EmuSession& s = session(ctx);
+    auto* page = static_cast<emu::ipc::DoorbellPage*>(s.doorbell_page.data);
     // Pairs with the NIC setting nic_sleeping and then re-checking the rings (both seq_cst):
     // either it sees our new producer index, or we see that it sleeps.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (page->nic_sleeping.load(std::memory_order_seq_cst)) {
         uint64_t one = 1;
-        [[maybe_unused]] ssize_t n = ::write(c->doorbell_fd, &one, sizeof one);
+        [[maybe_unused]] ssize_t n = ::write(s.doorbell_fd, &one, sizeof one);
     }
 }
 

@@ -44,7 +44,7 @@ ibv_mr* emulated::ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64
 // Older binaries call these by name; newer ones reach ibv_reg_mr_iova2 through the header.
 ibv_mr*(emulated::ibv_reg_mr)(ibv_pd* pd, void* addr, size_t length, int access) {
     return emulated::ibv_reg_mr_iova2(pd, addr, length, reinterpret_cast<uintptr_t>(addr),
-                            static_cast<unsigned int>(access));
+                                      static_cast<unsigned int>(access));
 }
 
 ibv_mr*(emulated::ibv_reg_mr_iova)(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
@@ -93,18 +93,33 @@ int emulated::ibv_dereg_mr(ibv_mr* mr) {
     return 0;
 }
 
-// dma-buf needs a kernel exporter (a GPU driver); importing needs another process's context.
+// dma-buf needs a kernel exporter (a GPU driver).
 ibv_mr* emulated::ibv_reg_dmabuf_mr(ibv_pd*, uint64_t, size_t, uint64_t, int, int) {
     return fail<ibv_mr>(EOPNOTSUPP);
 }
-ibv_mr* emulated::ibv_import_mr(ibv_pd*, uint32_t) {
-    return fail<ibv_mr>(EOPNOTSUPP);
+
+// An MR of this context's session, for a context made by ibv_import_device. As in rdma-core
+// the importer learns keys, length and rights but no address (addr is NULL). Unimporting frees
+// only this struct; the registration lives on until ibv_dereg_mr.
+ibv_mr* emulated::ibv_import_mr(ibv_pd* pd, uint32_t handle) {
+    ipc::ImportObjectReply r{};
+    ipc::ImportObjectReq req{static_cast<uint32_t>(ipc::ImportType::Mr), handle};
+    if (int err = control(pd->context).call<ipc::Op::ImportObject>(req, r))
+        return fail<ibv_mr>(err);
+    auto* mr = new (std::nothrow) ibv_mr{};
+    if (!mr) return fail<ibv_mr>(ENOMEM);
+    mr->context = pd->context;
+    mr->pd = pd;
+    mr->length = r.length;
+    mr->handle = handle;
+    mr->lkey = r.lkey;
+    mr->rkey = r.rkey;
+    return mr;
 }
-void emulated::ibv_unimport_mr(ibv_mr*) {}
-ibv_dm* emulated::ibv_import_dm(ibv_context*, uint32_t) {
-    return fail<ibv_dm>(EOPNOTSUPP);
+
+void emulated::ibv_unimport_mr(ibv_mr* mr) {
+    delete mr;
 }
-void emulated::ibv_unimport_dm(ibv_dm*) {}
 
 namespace verbs {
 

@@ -98,8 +98,19 @@ ibv_pd* alloc_parent_domain(ibv_context* ctx, ibv_parent_domain_init_attr* attr)
 
 } // namespace verbs
 
-// Importing objects needs another process's kernel context fd: not supported.
-ibv_pd* emulated::ibv_import_pd(ibv_context*, uint32_t) {
-    return fail<ibv_pd>(EOPNOTSUPP);
+// A PD of this context's session, for a context made by ibv_import_device. Unimporting frees
+// only this struct; the PD lives on until ibv_dealloc_pd.
+ibv_pd* emulated::ibv_import_pd(ibv_context* ctx, uint32_t handle) {
+    ipc::ImportObjectReply r{};
+    ipc::ImportObjectReq req{static_cast<uint32_t>(ipc::ImportType::Pd), handle};
+    if (int err = control(ctx).call<ipc::Op::ImportObject>(req, r)) return fail<ibv_pd>(err);
+    auto* pd = new (std::nothrow) EmuPd{};
+    if (!pd) return fail<ibv_pd>(ENOMEM);
+    pd->pd.context = ctx;
+    pd->pd.handle = handle;
+    return &pd->pd;
 }
-void emulated::ibv_unimport_pd(ibv_pd*) {}
+
+void emulated::ibv_unimport_pd(ibv_pd* pd) {
+    delete emu_pd(pd);
+}

@@ -22,8 +22,7 @@ uint64_t supported_send_ops(ibv_qp_type type) {
     case IBV_QPT_XRC_SEND:
         return send | write | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
                IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE |
-               IBV_QP_EX_WITH_SEND_WITH_INV |
-               IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
+               IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
     case IBV_QPT_UC:
         return send | write | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
     case IBV_QPT_UD:
@@ -56,9 +55,9 @@ EmuQp* new_qp(ibv_context* ctx, const ibv_qp_init_attr_ex& attr, const ipc::Crea
 }
 
 void track(ibv_context* ctx, ibv_qp& qp) {
-    EmuContext* c = emu_context(ctx);
-    std::lock_guard lock(c->events_mutex);
-    c->qps[qp.handle] = &qp;
+    EmuSession& s = session(ctx);
+    std::lock_guard lock(s.events_mutex);
+    s.qps[qp.handle] = &qp;
 }
 
 // A receive-only raw packet QP that spreads frames over an indirection table's WQs.
@@ -185,9 +184,9 @@ ibv_qp* open_qp(ibv_context* ctx, ibv_qp_open_attr* attr) {
     qp.qp_type = attr->qp_type;
     pthread_mutex_init(&qp.mutex, nullptr);
     pthread_cond_init(&qp.cond, nullptr);
-    EmuContext* c = emu_context(ctx);
-    std::lock_guard lock(c->events_mutex);
-    c->qps[qp.handle] = &qp;
+    EmuSession& s = session(ctx);
+    std::lock_guard lock(s.events_mutex);
+    s.qps[qp.handle] = &qp;
     return &qp;
 }
 
@@ -270,10 +269,10 @@ int emulated::ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask,
 int emulated::ibv_destroy_qp(ibv_qp* qp) {
     ibv_context* ctx = qp->context;
     if (int err = control(ctx).call<ipc::Op::DestroyQp>({qp->handle, 0})) return err;
-    EmuContext* c = emu_context(ctx);
+    EmuSession& s = session(ctx);
     {
-        std::lock_guard lock(c->events_mutex);
-        c->qps.erase(qp->handle);
+        std::lock_guard lock(s.events_mutex);
+        s.qps.erase(qp->handle);
     }
     EmuQp* eqp = emu_qp(qp);
     wait_for_acks(*qp, qp->events_completed, eqp->events_reported);

@@ -19,6 +19,9 @@ namespace verbs {
 
 // True for the devices of the emulated hosts (device_list.cpp).
 bool is_emulated_device(const ibv_device* device);
+// True for the command fd (or a dup of it) of an emulated context this process opened
+// (context.cpp).
+bool is_emulated_command_fd(int fd);
 
 inline bool is_emulated(const ibv_device* device) {
     switch (hardware::mode()) {

@@ -109,8 +109,8 @@ VERBS_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
 }
 
 VERBS_EXPORT ibv_context* ibv_import_device(int cmd_fd) {
-    // A kernel uverbs file descriptor: only rdma-core's devices have one.
-    bool emulated = !hardware::offers_hardware();
+    // Ours, or else a kernel uverbs file descriptor: only rdma-core's devices have one.
+    bool emulated = is_emulated_command_fd(cmd_fd) || !hardware::offers_hardware();
     ibv_context* ctx =
         Route<&emulated::ibv_import_device>::call("ibv_import_device", emulated, cmd_fd);
     if (ctx) trace::watch_context(ctx);

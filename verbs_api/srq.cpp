@@ -32,9 +32,9 @@ ibv_srq* wrap_srq(ibv_context* ctx, ibv_pd* pd, void* srq_context, const ipc::Cr
     srq.handle = r.handle;
     pthread_mutex_init(&srq.mutex, nullptr);
     pthread_cond_init(&srq.cond, nullptr);
-    EmuContext* c = emu_context(ctx);
-    std::lock_guard lock(c->events_mutex);
-    c->srqs[srq.handle] = &srq;
+    EmuSession& s = session(ctx);
+    std::lock_guard lock(s.events_mutex);
+    s.srqs[srq.handle] = &srq;
     return &srq;
 }
 
@@ -140,10 +140,10 @@ int emulated::ibv_query_srq(ibv_srq* srq, ibv_srq_attr* attr) {
 int emulated::ibv_destroy_srq(ibv_srq* srq) {
     ibv_context* ctx = srq->context;
     if (int err = control(ctx).call<ipc::Op::DestroySrq>({srq->handle, 0})) return err;
-    EmuContext* c = emu_context(ctx);
+    EmuSession& s = session(ctx);
     {
-        std::lock_guard lock(c->events_mutex);
-        c->srqs.erase(srq->handle);
+        std::lock_guard lock(s.events_mutex);
+        s.srqs.erase(srq->handle);
     }
     auto* esrq = reinterpret_cast<EmuSrq*>(srq);
     wait_for_acks(*srq, srq->events_completed, esrq->events_reported);

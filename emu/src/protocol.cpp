@@ -60,7 +60,8 @@ template <size_t... I> constexpr auto make_table(std::index_sequence<I...>) {
                                      "OpenQp",
                                      "AttachMcast",
                                      "DetachMcast",
-                                     "SrqOps"};
+                                     "SrqOps",
+                                     "ImportObject"};
     static_assert(std::size(names) == sizeof...(I));
     return std::array<OpInfo, sizeof...(I)>{
         OpInfo{names[I], length_of<static_cast<Op>(I + 1)>()}...};

@@ -71,6 +71,7 @@ constexpr auto make_table() {
     VERB(CreateSrqEx, create_srq_ex);
     VERB(OpenQp, open_qp);
     VERB(SrqOps, srq_ops);
+    VERB(ImportObject, import_object);
 #undef VERB
     return t;
 }

@@ -35,6 +35,7 @@ struct Dm {
     uint32_t users = 0; // MRs on it
     uint64_t length = 0;
     SharedMemory memory;
+    UniqueFd memfd; // handed out again when another context imports the DM
 };
 
 struct Mr {

@@ -5,6 +5,7 @@
 #include "verbs.h"
 
 #include <cerrno>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace nicsim {
@@ -21,6 +22,8 @@ int alloc_dm(VerbContext& c, const ipc::AllocDmReq& q, ipc::AllocDmReply& r) {
     UniqueFd fd;
     if (int err = SharedMemory::create("rdmaemu-dm", bytes, dm->memory, fd)) return err;
     dm->length = q.length;
+    dm->memfd.reset(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0));
+    if (!dm->memfd) return errno;
     Dm& d = c.objects.dms.add(std::move(dm));
     c.nic.totals().dm_bytes += d.length;
     c.pass_fds.push_back(std::move(fd));

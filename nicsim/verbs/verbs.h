@@ -67,6 +67,9 @@ Qp* find_qp(SessionObjects& objects, uint32_t handle);
 int create_srq(VerbContext&, const ipc::CreateSrqReq&, ipc::CreateSrqReply&);
 // ibv_post_srq_ops: one tag operation on a tag-matching SRQ.
 int srq_ops(VerbContext&, const ipc::SrqOpReq&, ipc::SrqOpReply&);
+
+// ibv_import_pd/mr/dm: an object of this session, for a context made by ibv_import_device.
+int import_object(VerbContext&, const ipc::ImportObjectReq&, ipc::ImportObjectReply&);
 int modify_srq(VerbContext&, const ipc::ModifySrqReq&, ipc::Empty&);
 int query_srq(VerbContext&, const ipc::HandleReq&, ipc::QuerySrqReply&);
 int destroy_srq(VerbContext&, const ipc::HandleReq&, ipc::Empty&);

@@ -128,6 +128,19 @@ emu_run() {
     "$RDMAEMU" run --host "$host" "$@"
 }
 
+# Fails unless host H holds no context session within 3 s (after a program exited, the NIC
+# must have ended its sessions). $2 names the program in the message.
+emu_expect_no_context_session() {
+    local h=$1 who=$2 i left
+    for i in $(seq 30); do
+        emu_status >/dev/null
+        left=$(emu_json "[s for s in host($h).get('sessions', []) if s.get('kind') == 'context']")
+        [[ $left == "[]" ]] && return 0
+        sleep 0.1
+    done
+    fail "host $h: after $who exited, status still shows context sessions: $left"
+}
+
 # Sessions of host I (from a fresh status) whose pid is P: prints them as JSON, one per line.
 emu_sessions_of_pid() {
     emu_status >/dev/null

@@ -10,7 +10,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 emu_setup "$1"
-MIN_OK=${2:-150}
+MIN_OK=${2:-152}
 
 SUITE=/usr/share/doc/rdma-core/tests
 [[ -d $SUITE ]] || fail "$SUITE not found (package python3-pyverbs; make test installs it)"

@@ -27,14 +27,7 @@ run_vo() {
     ok "host $h ($label): $(grep '^PASS' "$out")"
 
     # The daemon must have torn the session down: no context session with objects remains.
-    local i left
-    for i in $(seq 30); do
-        emu_status >/dev/null
-        left=$(emu_json "[s for s in host($h).get('sessions', []) if s.get('kind') == 'context']")
-        [[ $left == "[]" ]] && break
-        sleep 0.1
-    done
-    [[ $left == "[]" ]] || fail "host $h ($label): after verbs_objects exited, status still shows context sessions: $left"
+    emu_expect_no_context_session "$h" "verbs_objects ($label)"
     ok "host $h ($label): no session left behind"
 }
 

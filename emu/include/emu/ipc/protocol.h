@@ -69,6 +69,7 @@ enum class Op : uint16_t {
     AttachMcast,
     DetachMcast,
     SrqOps,
+    ImportObject,
     Count, // not an op: one past the last
 };
 
@@ -447,6 +448,22 @@ struct McastReq {
     uint8_t gid[16];
 };
 
+// ibv_import_pd / ibv_import_mr / ibv_import_dm: what a context made by ibv_import_device
+// needs to know about an object the session already owns. An imported DM comes with its memfd.
+enum class ImportType : uint32_t { Pd = 1, Mr, Dm };
+struct ImportObjectReq {
+    uint32_t type; // ImportType
+    uint32_t handle;
+};
+struct ImportObjectReply {
+    uint64_t length;    // MR, DM
+    uint64_t map_bytes; // DM: the memfd's size
+    uint32_t lkey;      // MR
+    uint32_t rkey;      // MR
+    uint32_t access;    // MR
+    uint32_t reserved;
+};
+
 // Async events (ibv_get_async_event) arrive on the context's async socket, one record per
 // datagram. `handle` names the QP, CQ or SRQ, or is the port number for port events.
 struct AsyncEventRecord {
@@ -513,6 +530,7 @@ EMU_IPC_OP(OpenQp, OpenQpReq, OpenQpReply)
 EMU_IPC_OP(AttachMcast, McastReq, Empty)
 EMU_IPC_OP(DetachMcast, McastReq, Empty)
 EMU_IPC_OP(SrqOps, SrqOpReq, SrqOpReply)
+EMU_IPC_OP(ImportObject, ImportObjectReq, ImportObjectReply)
 #undef EMU_IPC_OP
 
 // Size of an op's request body as it travels (Empty travels as zero bytes).
