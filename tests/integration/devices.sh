@@ -2,7 +2,8 @@
 # devices: the unmodified ibv_devices and ibv_devinfo -v see each host's own emu0: port ACTIVE,
 # link layer Ethernet, and the host's own RoCE v2 GID (::ffff:<host address>); through
 # LD_LIBRARY_PATH on hosts 1 and 2 and once through LD_PRELOAD over the system library. With no
-# host up, ibv_devices lists no device and says why on stderr (mentions `rdmaemu up`).
+# host up, ibv_devices lists no device and says why on stderr (mentions `rdmaemu up`). Last,
+# `rdmaemu status` exits 0 with every host up and 3 once host 2's daemon is killed.
 #
 # usage: devices.sh RDMAEMU LIBDIR
 set -euo pipefail
@@ -101,3 +102,22 @@ done
 
 step "host 1 through LD_PRELOAD over the system libibverbs"
 run_tools 1 preload --preload
+
+step "rdmaemu status: exit 0 with every host up, 3 once one is down"
+"$RDMAEMU" status >"$EMU_WORK/status.up" || fail "rdmaemu status exited $? with both hosts up"
+ok "status exits 0 with both hosts up"
+D2=$(emu_host 2 daemon_pid)
+kill -KILL "$D2"
+for i in $(seq 50); do # until the kill has landed
+    rc=0
+    "$RDMAEMU" status >"$EMU_WORK/status.down" || rc=$?
+    ((rc == 0)) || break
+    sleep 0.1
+done
+cat "$EMU_WORK/status.down"
+((rc == 3)) || fail "rdmaemu status exited $rc with host 2 killed, expected 3"
+grep -qE '^host 2 .* down' "$EMU_WORK/status.down" || fail "rdmaemu status does not say host 2 is down"
+rc=0
+"$RDMAEMU" status --json >/dev/null || rc=$?
+((rc == 3)) || fail "rdmaemu status --json exited $rc with host 2 killed, expected 3"
+ok "status (and --json) exit 3 and name host 2 down"

@@ -27,5 +27,7 @@ extern const CommandDef kTraceCompareCommand;
 // Exit statuses besides the program's own (run) and 0.
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
+// status: no host is up, or one of the set is down or not answering.
+inline constexpr int kExitHostDown = 3;
 
 } // namespace rdmaemu

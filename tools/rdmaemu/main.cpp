@@ -58,7 +58,8 @@ void usage(std::FILE* out) {
                  "two\n"
                  "                       with trace-compare\n"
                  "\nrun exits with the program's status, or 125 when the host is not up, 126 or "
-                 "127\nwhen the program cannot be executed or found.\n"
+                 "127\nwhen the program cannot be executed or found. status exits 3 when no host "
+                 "is up or\none of the set is down.\n"
                  "\nExample:\n"
                  "  rdmaemu up --hosts 2 && rdmaemu run --host 1 -- ibv_devinfo && "
                  "rdmaemu down\n");

@@ -6,6 +6,7 @@
 #include "json.h"
 #include "locations.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -159,16 +160,19 @@ int status(const ParsedArgs& args) {
         all.push_back(query(h));
     bool valid = true;
     emu::BackendMode mode = emu::backend_mode_from_env(&valid);
+    bool all_up = !all.empty() &&
+                  std::all_of(all.begin(), all.end(), [](const HostStatus& h) { return h.up; });
+    int rc = all_up ? 0 : kExitHostDown; // scripts can wait for, or check, a whole set
     if (args.has("json")) {
         print_json(runtime, mode, all);
-        return 0;
+        return rc;
     }
     print_mode(mode, valid);
     if (all.empty())
         std::printf("no hosts up in %s\n", runtime.c_str());
     else
         print_text(runtime, all);
-    return 0;
+    return rc;
 }
 
 } // namespace
