@@ -28,6 +28,12 @@ uint64_t below(uint64_t random, uint64_t n) {
 // Distinct constants so the decision and corruption streams of one seed are unrelated.
 constexpr uint64_t kCorruptionStream = 0x636f7272757074ULL; // "corrupt"
 
+// Host 0 keeps the seed as given; another host's number, times an odd constant, is mixed in, and
+// splitmix64 spreads the result into an unrelated stream.
+uint64_t host_seed(uint64_t seed, uint32_t host) {
+    return seed ^ (uint64_t{host} * 0x9E3779B97F4A7C15ULL);
+}
+
 } // namespace
 
 bool FaultConfig::any() const {
@@ -70,10 +76,11 @@ uint64_t FaultInjector::threshold(double p) {
     return static_cast<uint64_t>(std::ldexp(p, 53)); // p * 2^53, exact
 }
 
-FaultInjector::FaultInjector(const FaultConfig& config)
+FaultInjector::FaultInjector(const FaultConfig& config, uint32_t host)
     : config_(config), drop_(threshold(config.drop)), duplicate_(threshold(config.duplicate)),
       reorder_(threshold(config.reorder)), corrupt_(threshold(config.corrupt)),
-      decisions_(config.seed), corruption_(config.seed ^ kCorruptionStream) {}
+      decisions_(host_seed(config.seed, host)),
+      corruption_(host_seed(config.seed, host) ^ kCorruptionStream) {}
 
 FaultInjector::Decision FaultInjector::decide() {
     // Always four draws, in a fixed order, so one fault's rate does not shift the others'.

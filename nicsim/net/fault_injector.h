@@ -55,10 +55,12 @@ class FaultInjector {
     };
 
     // The config's probabilities must be in [0, 1] (values outside are clamped; NaN counts as 0).
-    explicit FaultInjector(const FaultConfig& config);
+    // `host` (the sending host's IPv4 address) picks the host's own streams of the seed, so two
+    // hosts started with one seed do not drop, duplicate or corrupt in lockstep.
+    explicit FaultInjector(const FaultConfig& config, uint32_t host = 0);
 
     // The fate of the next packet. Cheap and allocation-free: four PRNG draws per call whatever
-    // the config, so packet n's fate depends only on the seed, the probabilities and n.
+    // the config, so packet n's fate depends only on the seed, the host, the probabilities and n.
     Decision decide();
 
     // Flips one bit (uniformly chosen among all len * 8 bits) of `packet`; the caller passes the

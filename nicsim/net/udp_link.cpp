@@ -34,7 +34,7 @@ UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint
                  const FaultConfig& faults, const std::string& pcap_path, spdlog::logger& log,
                  std::vector<uint32_t> hosts)
     : sock_(io, sock.release()), local_(local), port_(port), hosts_(std::move(hosts)), log_(log),
-      faults_(faults), faulty_(faults.any()), reorder_timer_(io) {
+      faults_(faults, local.s_addr), faulty_(faults.any()), reorder_timer_(io) {
     if (std::find(hosts_.begin(), hosts_.end(), local.s_addr) == hosts_.end())
         hosts_.push_back(local.s_addr);
     // Deep buffers: a burst of READ responses must not overflow the receiver at once.

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
 #include <bit>
 #include <cstdint>
 #include <set>
@@ -62,6 +63,19 @@ TEST_CASE("faults: different seeds give different sequences", "[faults]") {
     for (int i = 0; i < 1000; ++i)
         differ += !same(a.decide(), b.decide());
     CHECK(differ > 500); // about 15/16 of pairs differ (drop clears the rest)
+}
+
+TEST_CASE("faults: hosts started with one seed draw their own sequences", "[faults]") {
+    // Hosts 127.0.0.1 and 127.0.0.2 (network byte order, as the link passes them).
+    uint32_t h1 = htonl(0x7f000001), h2 = htonl(0x7f000002);
+    FaultInjector a(all_faults(1, 0.5), h1), b(all_faults(1, 0.5), h2), a2(all_faults(1, 0.5), h1);
+    int differ = 0;
+    for (int i = 0; i < 1000; ++i) {
+        auto da = a.decide();
+        differ += !same(da, b.decide());
+        REQUIRE(same(da, a2.decide())); // one host, one seed: the same faults every run
+    }
+    CHECK(differ > 500);
 }
 
 TEST_CASE("faults: observed rates match the configured probabilities", "[faults]") {
