@@ -236,6 +236,7 @@ VERBS_EXPORT int ibv_resize_cq(ibv_cq* cq, int cqe) {
 }
 
 VERBS_EXPORT int ibv_destroy_cq(ibv_cq* cq) {
+    trace::forget_cq_ex(cq);
     return ROUTE(ibv_destroy_cq, cq->context, cq);
 }
 
@@ -256,6 +257,7 @@ VERBS_EXPORT int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask,
 }
 
 VERBS_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
+    trace::forget_send_ops(qp);
     return ROUTE(ibv_destroy_qp, qp->context, qp);
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # verbs_trace: RDMAEMU_TRACE writes one line per verb, work request and completion; the traces
 # of two runs of the same ibv_rc_pingpong compare equal with `rdmaemu trace-compare`, and a trace
-# with a different completion status or a missing verb does not.
+# with a different completion status or a missing verb does not. With -N -t (ibv_wr_* and
+# ibv_start_poll/ibv_next_poll) the WRs and completions are traced as with the classic calls.
 #
 # usage: verbs_trace.sh RDMAEMU
 set -euo pipefail
@@ -48,6 +49,30 @@ for side in client server; do
     cat "$EMU_WORK/$side.cmp"
     ok "$side: traces match"
 done
+
+step "the new post-send API and extended CQ polling (ibv_rc_pingpong -N -t) trace the same WRs"
+mkdir -p "$EMU_WORK/newapi"
+export RDMAEMU_TRACE=$EMU_WORK/newapi/%p.trace
+emu_pair newapi 1 2 60 -- ibv_rc_pingpong -g 0 -n 20 -s 512 -p 18616 -N -t
+unset RDMAEMU_TRACE
+((PAIR_SERVER_RC == 0 && PAIR_CLIENT_RC == 0)) ||
+    fail "rc_pingpong -N -t: server $PAIR_SERVER_RC, client $PAIR_CLIENT_RC"
+N=$(grep -l '^# rdmaemu verbs trace: .* 127\.0\.0\.1$' "$EMU_WORK/newapi"/*.trace)
+grep -q ' verb ibv_create_qp_ex(' "$N" && grep -q ' verb ibv_create_cq_ex(' "$N" ||
+    fail "the -N -t client trace has no ibv_create_qp_ex / ibv_create_cq_ex"
+sends=$(grep -c ' wr send qp=[0-9]* wr_id=2 opcode=SEND flags=[0-9]* sge=1 len=512$' "$N")
+wcs=$(grep -c ' wc success opcode=\(SEND\|RECV\) ' "$N")
+((sends == 20)) || fail "-N: expected 20 send WRs from ibv_wr_send, found $sends"
+((wcs == 40)) || fail "-t: expected 40 successful completions from ibv_start_poll/next_poll, found $wcs"
+ok "ibv_wr_send: 20 send WRs; ibv_start_poll/ibv_next_poll: 40 completions"
+rc=0
+"$RDMAEMU" trace-compare "$T" "$N" >"$EMU_WORK/newapi.cmp" || rc=$?
+cat "$EMU_WORK/newapi.cmp"
+((rc == 1)) && grep -q '^verbs differ at' "$EMU_WORK/newapi.cmp" ||
+    fail "trace-compare of the classic and -N -t traces: expected only the verbs to differ"
+grep -qE '^(work requests|completion statuses|completion opcodes) differ' "$EMU_WORK/newapi.cmp" &&
+    fail "the -N -t WRs or completions differ from the classic run's"
+ok "the WRs and completions of -N -t match the classic run's; only the create verbs differ"
 
 step "a different outcome does not"
 sed '0,/ wc success /s// wc remote access error /' "$T" >"$EMU_WORK/changed.trace"

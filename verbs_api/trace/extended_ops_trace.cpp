@@ -55,6 +55,15 @@ const ibv_context* context_of(const ibv_counters* c) {
     return c->context;
 }
 
+// Objects whose own ops are traced too: QPs with the new post-send API, extended CQs.
+template <typename R, typename... A> void watch_created(R, A...) {}
+void watch_created(ibv_qp* qp, ibv_qp_init_attr_ex* attr) {
+    if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) watch_send_ops(qp);
+}
+void watch_created(ibv_cq_ex* cq, ibv_cq_init_attr_ex* attr) {
+    watch_cq_ex(cq, attr->wc_flags);
+}
+
 template <auto Member> struct Traced;
 
 template <typename R, typename First, typename... A, R (*verbs_context::*Member)(First, A...)>
@@ -73,6 +82,7 @@ struct Traced<Member> {
         std::string text = traced ? call_text(name, first, args...) : std::string();
         R result = backend(first, args...);
         if (traced) verb(std::move(text), result);
+        if (result) watch_created(result, args...);
         return result;
     }
 };
@@ -107,6 +117,7 @@ void watch_extended_ops(ibv_context* ctx) {
     wrap<&verbs_context::open_qp>(*vctx, "ibv_open_qp");
     wrap<&verbs_context::create_srq_ex>(*vctx, "ibv_create_srq_ex");
     wrap<&verbs_context::get_srq_num>(*vctx, "ibv_get_srq_num");
+    wrap<&verbs_context::post_srq_ops>(*vctx, "ibv_post_srq_ops");
     wrap<&verbs_context::open_xrcd>(*vctx, "ibv_open_xrcd");
     wrap<&verbs_context::close_xrcd>(*vctx, "ibv_close_xrcd");
     wrap<&verbs_context::alloc_td>(*vctx, "ibv_alloc_td");

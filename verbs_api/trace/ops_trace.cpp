@@ -4,6 +4,7 @@
 // and then call the backend's own function.
 #include "trace/trace.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -46,6 +47,8 @@ const char* opcode_name(ibv_wr_opcode op) {
         return "TSO";
     case IBV_WR_DRIVER1:
         return "DRIVER1";
+    case IBV_WR_ATOMIC_WRITE:
+        return "ATOMIC_WRITE";
     default:
         return "?";
     }
@@ -73,24 +76,51 @@ const char* wc_opcode_name(ibv_wc_opcode op) {
         return "RECV";
     case IBV_WC_RECV_RDMA_WITH_IMM:
         return "RECV_RDMA_WITH_IMM";
+    case IBV_WC_ATOMIC_WRITE:
+        return "ATOMIC_WRITE";
+    case IBV_WC_TM_ADD:
+        return "TM_ADD";
+    case IBV_WC_TM_DEL:
+        return "TM_DEL";
+    case IBV_WC_TM_SYNC:
+        return "TM_SYNC";
+    case IBV_WC_TM_RECV:
+        return "TM_RECV";
+    case IBV_WC_TM_NO_TAG:
+        return "TM_NO_TAG";
     default:
         return "?";
     }
 }
 
-template <typename Wr> void append_sges(std::string& out, const Wr& wr) {
-    uint64_t bytes = 0;
-    for (int i = 0; i < wr.num_sge; ++i)
-        bytes += wr.sg_list[i].length;
-    out += " sge=" + std::to_string(wr.num_sge) + " len=" + std::to_string(bytes);
+} // namespace
+
+std::string send_wr_text(uint32_t qp_num, uint64_t wr_id, ibv_wr_opcode opcode, unsigned flags,
+                         size_t num_sge, uint64_t bytes) {
+    return "send qp=" + std::to_string(qp_num) + " wr_id=" + std::to_string(wr_id) +
+           " opcode=" + opcode_name(opcode) + " flags=" + std::to_string(flags) +
+           " sge=" + std::to_string(num_sge) + " len=" + std::to_string(bytes);
 }
+
+std::string wc_text(ibv_wc_status status, ibv_wc_opcode opcode, uint32_t qp_num, uint64_t wr_id,
+                    uint32_t byte_len) {
+    // The opcode is defined only for successful completions (ibv_poll_cq(3)).
+    return std::string(ibv_wc_status_str(status)) +
+           " opcode=" + (status == IBV_WC_SUCCESS ? wc_opcode_name(opcode) : "-") +
+           " qp=" + std::to_string(qp_num) + " wr_id=" + std::to_string(wr_id) +
+           " len=" + std::to_string(byte_len);
+}
+
+namespace {
 
 void trace_recvs(const char* queue, uint32_t number, const ibv_recv_wr* wr) {
     for (; wr; wr = wr->next) {
-        std::string text =
-            std::string(queue) + std::to_string(number) + " wr_id=" + std::to_string(wr->wr_id);
-        append_sges(text, *wr);
-        write_line("wr", text);
+        uint64_t bytes = 0;
+        for (int i = 0; i < wr->num_sge; ++i)
+            bytes += wr->sg_list[i].length;
+        write_line("wr", std::string(queue) + std::to_string(number) + " wr_id=" +
+                             std::to_string(wr->wr_id) + " sge=" + std::to_string(wr->num_sge) +
+                             " len=" + std::to_string(bytes));
     }
 }
 
@@ -102,11 +132,11 @@ template <typename Wr> void trace_result(const char* op, int ret, Wr* bad) {
 
 int traced_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     for (const ibv_send_wr* w = wr; w; w = w->next) {
-        std::string text =
-            "send qp=" + std::to_string(qp->qp_num) + " wr_id=" + std::to_string(w->wr_id) +
-            " opcode=" + opcode_name(w->opcode) + " flags=" + std::to_string(w->send_flags);
-        append_sges(text, *w);
-        write_line("wr", text);
+        uint64_t bytes = 0;
+        for (int i = 0; i < w->num_sge; ++i)
+            bytes += w->sg_list[i].length;
+        write_line("wr", send_wr_text(qp->qp_num, w->wr_id, w->opcode, w->send_flags,
+                                      static_cast<size_t>(std::max(w->num_sge, 0)), bytes));
     }
     int ret = original(qp->context).post_send(qp, wr, bad_wr);
     trace_result("send", ret, bad_wr ? *bad_wr : nullptr);
@@ -129,15 +159,9 @@ int traced_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 
 int traced_poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
     int n = original(cq->context).poll_cq(cq, num_entries, wc);
-    for (int i = 0; i < n; ++i) {
-        const ibv_wc& c = wc[i];
-        // The opcode is defined only for successful completions (ibv_poll_cq(3)).
-        std::string text = std::string(ibv_wc_status_str(c.status)) + " opcode=" +
-                           (c.status == IBV_WC_SUCCESS ? wc_opcode_name(c.opcode) : "-") +
-                           " qp=" + std::to_string(c.qp_num) + " wr_id=" + std::to_string(c.wr_id) +
-                           " len=" + std::to_string(c.byte_len);
-        write_line("wc", text);
-    }
+    for (int i = 0; i < n; ++i)
+        write_line("wc",
+                   wc_text(wc[i].status, wc[i].opcode, wc[i].qp_num, wc[i].wr_id, wc[i].byte_len));
     return n;
 }
 

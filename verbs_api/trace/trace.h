@@ -129,6 +129,21 @@ class Call {
     std::string text_;
 };
 
+// A posted send work request and a completion as every trace line shows them, whichever API
+// posted or polled them (ops_trace.cpp).
+std::string send_wr_text(uint32_t qp_num, uint64_t wr_id, ibv_wr_opcode opcode, unsigned flags,
+                         size_t num_sge, uint64_t bytes);
+std::string wc_text(ibv_wc_status status, ibv_wc_opcode opcode, uint32_t qp_num, uint64_t wr_id,
+                    uint32_t byte_len);
+
+// The per-object ops of the new post-send API (ibv_wr_*, send_ops_trace.cpp) and of extended
+// CQ polling (ibv_start_poll/ibv_next_poll, cq_ex_trace.cpp): wrapped when the traced create
+// verb made the object, put back before it is destroyed.
+void watch_send_ops(ibv_qp* qp);
+void forget_send_ops(ibv_qp* qp);
+void watch_cq_ex(ibv_cq_ex* cq, uint64_t wc_flags);
+void forget_cq_ex(ibv_cq* cq);
+
 // Wraps the context's data-path ops (post_send, post_recv, post_srq_recv, poll_cq) so work
 // requests and completions are traced, and the inline verbs of the extended context so they
 // are traced like the exported ones; forget_context() before the context is closed.
