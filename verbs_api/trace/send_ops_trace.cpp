@@ -66,12 +66,17 @@ void set_sge(ibv_qp_ex* qp, uint32_t lkey, uint64_t addr, uint32_t length) {
     w.original.wr_set_sge(qp, lkey, addr, length);
 }
 
+// An ibv_sge or ibv_data_buf list's bytes.
+template <typename Buf> uint64_t total_length(size_t n, const Buf* list) {
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; ++i)
+        bytes += list[i].length;
+    return bytes;
+}
+
 void set_sge_list(ibv_qp_ex* qp, size_t num_sge, const ibv_sge* sg_list) {
     WatchedQp& w = entry(qp);
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < num_sge; ++i)
-        bytes += sg_list[i].length;
-    add_data(w, num_sge, bytes);
+    add_data(w, num_sge, total_length(num_sge, sg_list));
     w.original.wr_set_sge_list(qp, num_sge, sg_list);
 }
 
@@ -83,10 +88,7 @@ void set_inline_data(ibv_qp_ex* qp, void* addr, size_t length) {
 
 void set_inline_data_list(ibv_qp_ex* qp, size_t num_buf, const ibv_data_buf* buf_list) {
     WatchedQp& w = entry(qp);
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < num_buf; ++i)
-        bytes += buf_list[i].length;
-    add_data(w, num_buf, bytes);
+    add_data(w, num_buf, total_length(num_buf, buf_list));
     w.original.wr_set_inline_data_list(qp, num_buf, buf_list);
 }
 
