@@ -18,7 +18,7 @@ template <Op op, auto Verb> void run(Session& s, const emu::ipc::Header& h, cons
     Req req{};
     if constexpr (emu::ipc::body_size<Req>() != 0) std::memcpy(&req, body, sizeof req);
     Reply reply{};
-    VerbContext ctx{s.nic(), s.objects(), s.log(), s.prefix(), s.pid(), {}};
+    VerbContext ctx{s.nic(), s.objects(), s.log(), s.prefix(), s.pid(), {}, s.net_raw()};
     int err = Verb(ctx, req, reply);
     if (err) ctx.pass_fds.clear();
     s.send_reply(h, err, &reply, err ? 0 : emu::ipc::body_size<Reply>(), ctx.pass_fds);

@@ -1,5 +1,6 @@
 #include "session.h"
 
+#include "control/peer_capabilities.h"
 #include "dispatch.h"
 #include "emu/ipc/message_check.h"
 #include "emu/ipc/socket_io.h"
@@ -132,6 +133,7 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
     static_cast<ipc::DoorbellPage*>(doorbell_page_.data())->nic_sleeping.store(1);
     fds.push_back(std::move(page_fd));
     context_ = true;
+    net_raw_ = process_has_net_raw(pid_);
     wait_doorbell();
     return 0;
 }

@@ -34,6 +34,7 @@ class Session : public std::enable_shared_from_this<Session> {
     pid_t pid() const { return pid_; }
     const std::string& comm() const { return comm_; }
     bool is_context() const { return context_; }
+    bool net_raw() const { return net_raw_; }
     const SessionObjects& objects() const { return objects_; }
     const std::string& prefix() const { return prefix_; }
 
@@ -65,6 +66,7 @@ class Session : public std::enable_shared_from_this<Session> {
     bool greeted_ = false;
     bool context_ = false;
     bool ended_ = false;
+    bool net_raw_ = false; // the process held CAP_NET_RAW when it opened the device
     UniqueFd async_end_; // async events for the app are written here
     UniqueFd doorbell_;  // the app kicks this eventfd after posting work
     SharedMemory doorbell_page_;

@@ -8,11 +8,13 @@
 namespace nicsim {
 
 int create_flow(VerbContext& c, const ipc::CreateFlowReq& q, ipc::HandleReply& r) {
+    // The kernel's ex_create_flow: comp_mask, then CAP_NET_RAW, then the rule and the QP.
+    if (q.comp_mask) return EINVAL;
+    if (!c.net_raw) return EPERM;
     Qp* qp = c.objects.qps.get(q.qp);
     if (!qp) return EINVAL;
     if (qp->type == IBV_QPT_UD) return EOPNOTSUPP; // steering into UD QPs is IB-only
     if (qp->type != IBV_QPT_RAW_PACKET) return EINVAL;
-    if (q.comp_mask) return EINVAL;
     if (q.type != IBV_FLOW_ATTR_NORMAL) return EOPNOTSUPP; // default and sniffer rules
     constexpr uint32_t kKnownFlags = IBV_FLOW_ATTR_FLAGS_DONT_TRAP | IBV_FLOW_ATTR_FLAGS_EGRESS;
     if (q.flags & ~kKnownFlags) return EINVAL;

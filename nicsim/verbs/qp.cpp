@@ -114,6 +114,8 @@ int create_xrc_recv(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpRepl
 
 int create_qp(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) {
     if (!supported_type(q.qp_type)) return EINVAL;
+    // The kernel's create_qp: raw packet QPs only for a process with CAP_NET_RAW.
+    if (q.qp_type == IBV_QPT_RAW_PACKET && !c.net_raw) return EPERM;
     if (q.qp_type == IBV_QPT_XRC_RECV) return create_xrc_recv(c, q, r);
     const bool xrc_send = q.qp_type == IBV_QPT_XRC_SEND;
     Pd* pd = c.objects.pds.get(q.pd);
@@ -162,6 +164,7 @@ int create_qp(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) 
 }
 
 int create_rss_qp(VerbContext& c, const ipc::CreateRssQpReq& q, ipc::CreateQpReply& r) {
+    if (!c.net_raw) return EPERM; // a raw packet QP (see create_qp)
     Pd* pd = c.objects.pds.get(q.pd);
     RwqIndTable* table = c.objects.ind_tables.get(q.ind_table);
     if (!pd || !table) return EINVAL;

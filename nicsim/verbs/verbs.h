@@ -19,6 +19,7 @@ struct VerbContext {
     std::string prefix;             // "session#3" for log lines
     pid_t pid;                      // the session's process
     std::vector<UniqueFd> pass_fds; // descriptors to send with the reply
+    bool net_raw = true;            // the process may make raw packet QPs and flows (CAP_NET_RAW)
 };
 
 namespace ipc = emu::ipc;

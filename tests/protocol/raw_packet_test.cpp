@@ -298,6 +298,33 @@ TEST_CASE("raw: a runt frame, a non-SEND opcode and a short receive complete wit
     CHECK(wc[0].status == IBV_WC_LOC_LEN_ERR);
 }
 
+TEST_CASE("raw: without CAP_NET_RAW, raw packet QPs, RSS QPs and flows are EPERM", "[raw]") {
+    Rig rig;
+    Qp& raw = raw_qp(rig); // made while the session could
+    rig.ctx.net_raw = false;
+    Cq& cq = rig.create_cq();
+    ipc::CreateQpReq q{};
+    q.pd = rig.pd;
+    q.send_cq = cq.handle;
+    q.recv_cq = cq.handle;
+    q.qp_type = IBV_QPT_RAW_PACKET;
+    q.cap = {16, 16, 2, 2, 64};
+    ipc::CreateQpReply r{};
+    size_t qps = rig.objects.qps.size();
+    CHECK(nicsim::create_qp(rig.ctx, q, r) == EPERM);
+    ipc::CreateRssQpReq rss{};
+    rss.pd = rig.pd;
+    CHECK(nicsim::create_rss_qp(rig.ctx, rss, r) == EPERM);
+    CHECK(rig.objects.qps.size() == qps);
+    CHECK(FlowReq(raw).add(eth_spec()).create(rig) == EPERM);
+    FlowReq comp(raw); // the kernel's order: comp_mask before the capability
+    comp.req.comp_mask = 1;
+    CHECK(comp.create(rig) == EINVAL);
+    CHECK(rig.objects.flows.empty());
+    q.qp_type = IBV_QPT_UD; // other QP types need no capability
+    CHECK(nicsim::create_qp(rig.ctx, q, r) == 0);
+}
+
 TEST_CASE("rss: frames spread over the WQs by the Toeplitz hash; WQ states gate receives",
           "[raw][rss]") {
     Rig rig;
