@@ -142,8 +142,6 @@ VERBS_EXPORT void verbs_init_cq(ibv_cq* a0, ibv_context* a1, ibv_comp_channel* a
     FORWARD_TO_REAL_LIBRARY(verbs_init_cq, a0, a1, a2, cq_context);
 }
 
-VERBS_EXPORT void __verbs_log(verbs_context*, uint32_t /*level*/, const char* /*fmt*/, ...) {}
-
 VERBS_EXPORT int ibv_cmd_get_context(verbs_context* a0, struct ibv_get_context* a1, size_t a2,
                                      ib_uverbs_get_context_resp* a3, size_t a4) {
     FORWARD_TO_REAL_LIBRARY(ibv_cmd_get_context, a0, a1, a2, a3, a4);

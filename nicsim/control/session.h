@@ -67,8 +67,8 @@ class Session : public std::enable_shared_from_this<Session> {
     bool context_ = false;
     bool ended_ = false;
     bool net_raw_ = false; // the process held CAP_NET_RAW when it opened the device
-    UniqueFd async_end_; // async events for the app are written here
-    UniqueFd doorbell_;  // the app kicks this eventfd after posting work
+    UniqueFd async_end_;   // async events for the app are written here
+    UniqueFd doorbell_;    // the app kicks this eventfd after posting work
     SharedMemory doorbell_page_;
     std::unique_ptr<boost::asio::posix::stream_descriptor> doorbell_wait_;
     SessionObjects objects_;

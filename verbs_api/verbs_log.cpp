@@ -1,0 +1,46 @@
+// __verbs_log: where providers (libmlx5, librxe, ...) write their errors and warnings
+// (verbs_err, verbs_warn). As rdma-core: messages up to VERBS_LOG_LEVEL (0 none, 1 errors,
+// 2 warnings, 3 info, 4 debug) go to the file VERBS_LOG_FILE names, appended; without the file
+// nothing is written (rdma-core's release build). Varargs cannot be forwarded to the real
+// library, so the log is kept here, for both backends.
+#include "export.h"
+
+#include <infiniband/verbs.h>
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+namespace {
+
+struct VerbsLog {
+    unsigned long level = 0;
+    FILE* file = nullptr;
+};
+
+const VerbsLog& verbs_log() {
+    static VerbsLog log;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        const char* level = std::getenv("VERBS_LOG_LEVEL");
+        const char* path = std::getenv("VERBS_LOG_FILE");
+        if (!level || !path) return;
+        log.level = std::strtoul(level, nullptr, 0);
+        if (log.level) log.file = std::fopen(path, "ae");
+    });
+    return log;
+}
+
+} // namespace
+
+VERBS_EXPORT void __verbs_log(verbs_context*, uint32_t level, const char* format, ...) {
+    const VerbsLog& log = verbs_log();
+    if (!log.file || level > log.level) return;
+    va_list args;
+    va_start(args, format);
+    std::vfprintf(log.file, format, args);
+    va_end(args);
+    std::fflush(log.file);
+}
