@@ -89,15 +89,43 @@ std::shared_ptr<EmuSession> find_session(int fd) {
     return nullptr;
 }
 
-// True when fd is a socket connected to the emulated host this process sees.
-bool connected_to_host(int fd) {
+void remember(const std::shared_ptr<EmuSession>& s, int fd) {
+    dev_t dev;
+    ino_t ino;
+    if (!socket_identity(fd, dev, ino)) return;
+    std::lock_guard lock(open_sessions_mutex);
+    open_sessions.push_back({dev, ino, s});
+}
+
+// The socket path of the emulated host this process sees, when fd is connected to it; else "".
+std::string host_socket_path(int fd) {
     sockaddr_un peer{};
     socklen_t len = sizeof peer;
     if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) < 0 ||
         peer.sun_family != AF_UNIX || len <= offsetof(sockaddr_un, sun_path))
-        return false;
+        return {};
     size_t n = ::strnlen(peer.sun_path, len - offsetof(sockaddr_un, sun_path));
-    return emu::selected_socket_path() == std::string(peer.sun_path, n);
+    std::string path(peer.sun_path, n);
+    return path == emu::selected_socket_path() ? path : std::string();
+}
+
+// The NIC reads and writes our registered memory with process_vm_readv/writev; where Yama
+// restricts ptrace to descendants, allow the NIC's process explicitly.
+void allow_nic_dma(pid_t daemon_pid) {
+    ::prctl(PR_SET_PTRACER, static_cast<unsigned long>(daemon_pid), 0, 0, 0);
+}
+
+// Takes a context's descriptors from Hello's or ReopenContext's reply. 0 or errno.
+int take_context_fds(EmuSession& s, ipc::PassedFds& fds) {
+    int err = fds.count == 3 ? s.doorbell_page.map(fds.fd[2], ipc::kDoorbellPageSize) : EIO;
+    if (err) {
+        if (fds.count > 2) fds.fd[2] = -1; // map() closed it
+        fds.close_all();
+        return err;
+    }
+    s.async_fd = fds.fd[0];
+    s.doorbell_fd = fds.fd[1];
+    return 0;
 }
 
 // Opens a session with the host's NIC as a device context. 0 or errno.
@@ -108,16 +136,26 @@ int open_session(EmuDevice& dev, EmuSession& s, pid_t& daemon_pid) {
     ipc::HelloReply hello{};
     ipc::PassedFds fds;
     err = s.control.call<ipc::Op::Hello>({ipc::kHelloContext, 0}, hello, &fds);
-    if (!err && fds.count != 3) err = EIO;
-    if (!err) err = s.doorbell_page.map(fds.fd[2], ipc::kDoorbellPageSize);
-    if (err) {
-        if (fds.count > 2) fds.fd[2] = -1; // map() closed it
-        fds.close_all();
-        return err;
-    }
-    s.async_fd = fds.fd[0];
-    s.doorbell_fd = fds.fd[1];
+    if (!err) err = take_context_fds(s, fds);
+    if (err) return err;
     s.device = &dev;
+    daemon_pid = hello.daemon_pid;
+    return 0;
+}
+
+// Joins the session another process opened, whose socket cmd_fd is (it passed it on): requests
+// go over a dup of it (a process lock keeps each request with its reply, control_client.cpp),
+// and the NIC hands out the context's descriptors again. 0 or errno.
+int join_session(int cmd_fd, const std::string& path, EmuSession& s, pid_t& daemon_pid) {
+    int fd = ::fcntl(cmd_fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) return errno;
+    s.control.adopt(fd);
+    ipc::HelloReply hello{};
+    ipc::PassedFds fds;
+    int err = s.control.call<ipc::Op::ReopenContext>({}, hello, &fds);
+    if (!err) err = take_context_fds(s, fds);
+    if (err) return err;
+    s.device = emulated_device(path, hello);
     daemon_pid = hello.daemon_pid;
     return 0;
 }
@@ -166,16 +204,9 @@ ibv_context* emulated::ibv_open_device(ibv_device* device) {
     auto s = std::make_shared<EmuSession>();
     pid_t daemon_pid = 0;
     if (int err = open_session(*emu_device(device), *s, daemon_pid)) return fail<ibv_context>(err);
-    // The NIC reads and writes our registered memory with process_vm_readv/writev; where Yama
-    // restricts ptrace to descendants, allow the NIC's process explicitly.
-    ::prctl(PR_SET_PTRACER, static_cast<unsigned long>(daemon_pid), 0, 0, 0);
-    dev_t dev;
-    ino_t ino;
-    if (socket_identity(s->control.fd(), dev, ino)) {
-        std::lock_guard lock(open_sessions_mutex);
-        open_sessions.push_back({dev, ino, s});
-    }
+    allow_nic_dma(daemon_pid);
     int cmd_fd = s->control.fd();
+    remember(s, cmd_fd);
     return new_context(std::move(s), cmd_fd);
 }
 
@@ -189,13 +220,21 @@ int emulated::ibv_close_device(ibv_context* ctx) {
     return 0;
 }
 
-// A second context on the session of a context this process opened, as the kernel makes one on
-// the uverbs file a dup()ed command fd refers to. A command fd passed from another process is
-// not supported (EOPNOTSUPP): its session would need a second connection to the NIC
-// (docs/features.md). Any other fd is EINVAL, as rdma-core answers for one that is no device's.
+// A second context on the session a context's command fd belongs to, as the kernel makes one on
+// the uverbs file a dup()ed command fd refers to: shared with the contexts of this process on
+// it, or joined when the fd came from another process. Any other fd is EINVAL, as rdma-core
+// answers for one that is no device's.
 ibv_context* emulated::ibv_import_device(int cmd_fd) {
     std::shared_ptr<EmuSession> s = find_session(cmd_fd);
-    if (!s) return fail<ibv_context>(connected_to_host(cmd_fd) ? EOPNOTSUPP : EINVAL);
+    if (!s) {
+        std::string path = host_socket_path(cmd_fd);
+        if (path.empty()) return fail<ibv_context>(EINVAL);
+        s = std::make_shared<EmuSession>();
+        pid_t daemon_pid = 0;
+        if (int err = join_session(cmd_fd, path, *s, daemon_pid)) return fail<ibv_context>(err);
+        allow_nic_dma(daemon_pid);
+        remember(s, cmd_fd);
+    }
     ibv_context* ctx = new_context(std::move(s), cmd_fd);
     if (ctx) emu_context(ctx)->own_cmd_fd = cmd_fd; // closed by ibv_close_device, as rdma-core
     return ctx;

@@ -27,7 +27,9 @@ void hint_no_host(const std::string& path, int err) {
     });
 }
 
-EmuDevice* find_or_add(const std::string& path, const emu::ipc::HelloReply& hello) {
+} // namespace
+
+EmuDevice* emulated_device(const std::string& path, const emu::ipc::HelloReply& hello) {
     std::lock_guard lock(devices_mutex);
     for (EmuDevice& d : devices)
         if (d.socket_path == path && std::strcmp(d.device.name, hello.dev_name) == 0) return &d;
@@ -47,6 +49,8 @@ EmuDevice* find_or_add(const std::string& path, const emu::ipc::HelloReply& hell
     return &d;
 }
 
+namespace {
+
 // Asks the host's NIC which device it has. Returns nullptr when no host answers.
 EmuDevice* probe(const std::string& path) {
     emu::ipc::ControlClient client;
@@ -56,7 +60,7 @@ EmuDevice* probe(const std::string& path) {
     }
     emu::ipc::HelloReply hello{};
     if (client.call<emu::ipc::Op::Hello>({0, 0}, hello) != 0) return nullptr;
-    return find_or_add(path, hello);
+    return emulated_device(path, hello);
 }
 
 } // namespace

@@ -99,6 +99,10 @@ inline emu::ipc::ControlClient& control(ibv_context* ctx) {
     return session(ctx).control;
 }
 
+// The device of the host whose NIC answers at `path` with `hello` (device_list.cpp): one per
+// host for the life of the process.
+EmuDevice* emulated_device(const std::string& path, const emu::ipc::HelloReply& hello);
+
 inline EmuDevice* emu_device(ibv_device* dev) {
     return reinterpret_cast<EmuDevice*>(dev);
 }

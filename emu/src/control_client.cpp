@@ -60,6 +60,11 @@ int ControlClient::connect(const std::string& path) {
     return 0;
 }
 
+void ControlClient::adopt(int fd) {
+    close();
+    fd_ = fd;
+}
+
 int ControlClient::call_text(Op op, std::string& text) {
     return call_raw(op, nullptr, 0, nullptr, 0, &text, nullptr);
 }

@@ -61,7 +61,8 @@ template <size_t... I> constexpr auto make_table(std::index_sequence<I...>) {
                                      "AttachMcast",
                                      "DetachMcast",
                                      "SrqOps",
-                                     "ImportObject"};
+                                     "ImportObject",
+                                     "ReopenContext"};
     static_assert(std::size(names) == sizeof...(I));
     return std::array<OpInfo, sizeof...(I)>{
         OpInfo{names[I], length_of<static_cast<Op>(I + 1)>()}...};

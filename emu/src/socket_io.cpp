@@ -36,7 +36,7 @@ int send_message(int sock, const void* buf, size_t len, const int* fds, size_t n
     }
 }
 
-ssize_t recv_message(int sock, void* buf, size_t cap, PassedFds* fds) {
+ssize_t recv_message(int sock, void* buf, size_t cap, PassedFds* fds, pid_t* sender) {
     PassedFds local;
     PassedFds& out = fds ? *fds : local;
     out = PassedFds{};
@@ -44,7 +44,7 @@ ssize_t recv_message(int sock, void* buf, size_t cap, PassedFds* fds) {
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)];
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8) + CMSG_SPACE(sizeof(ucred))];
     msg.msg_control = control;
     msg.msg_controllen = sizeof control;
     ssize_t n;
@@ -53,6 +53,13 @@ ssize_t recv_message(int sock, void* buf, size_t cap, PassedFds* fds) {
     } while (n < 0 && errno == EINTR);
     if (n < 0) return -errno;
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS && sender &&
+            c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
+            ucred cred;
+            std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
+            *sender = cred.pid;
+            continue;
+        }
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
         size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
         for (size_t i = 0; i < count; ++i) {

@@ -10,15 +10,16 @@ namespace nicsim {
 namespace {
 
 using emu::ipc::Op;
-using Handler = void (*)(Session&, const emu::ipc::Header&, const char*);
+using Handler = void (*)(Session&, const emu::ipc::Header&, const char*, pid_t);
 
-template <Op op, auto Verb> void run(Session& s, const emu::ipc::Header& h, const char* body) {
+template <Op op, auto Verb>
+void run(Session& s, const emu::ipc::Header& h, const char* body, pid_t caller) {
     using Req = typename emu::ipc::Types<op>::Req;
     using Reply = typename emu::ipc::Types<op>::Reply;
     Req req{};
     if constexpr (emu::ipc::body_size<Req>() != 0) std::memcpy(&req, body, sizeof req);
     Reply reply{};
-    VerbContext ctx{s.nic(), s.objects(), s.log(), s.prefix(), s.pid(), {}, s.net_raw()};
+    VerbContext ctx{s.nic(), s.objects(), s.log(), s.prefix(), caller, {}, s.net_raw()};
     int err = Verb(ctx, req, reply);
     if (err) ctx.pass_fds.clear();
     s.send_reply(h, err, &reply, err ? 0 : emu::ipc::body_size<Reply>(), ctx.pass_fds);
@@ -80,13 +81,13 @@ constexpr auto kTable = make_table();
 
 } // namespace
 
-void dispatch_verb(Session& s, const emu::ipc::Header& h, const char* body) {
+void dispatch_verb(Session& s, const emu::ipc::Header& h, const char* body, pid_t caller) {
     Handler fn = h.op < kTable.size() ? kTable[h.op] : nullptr;
     if (!fn) {
         s.end(std::string("no verb for op ") + emu::ipc::op_name(static_cast<Op>(h.op)));
         return;
     }
-    fn(s, h, body);
+    fn(s, h, body, caller);
 }
 
 } // namespace nicsim

@@ -3,11 +3,14 @@
 
 #include "emu/ipc/protocol.h"
 
+#include <sys/types.h>
+
 namespace nicsim {
 
 class Session;
 
-// Runs the verb `h.op` names (anything but Hello and Status) with the request body `body`.
-void dispatch_verb(Session& s, const emu::ipc::Header& h, const char* body);
+// Runs the verb `h.op` names (anything but Hello, Status and ReopenContext) with the request
+// body `body`, for the process `caller` (whose memory the objects it makes are in).
+void dispatch_verb(Session& s, const emu::ipc::Header& h, const char* body, pid_t caller);
 
 } // namespace nicsim

@@ -38,6 +38,10 @@ Session::Session(boost::asio::io_context& io, Nic& nic, spdlog::logger& log, int
     if (::getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) pid_ = cred.pid;
     comm_ = read_comm(pid_);
     prefix_ = "session#" + std::to_string(id_);
+    // Every request then names its sender: after fork() or a command fd passed on, another
+    // process may use this session, and the objects it makes live in its memory.
+    int on = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
 }
 
 void Session::start() {
@@ -57,16 +61,17 @@ void Session::wait_readable() {
 void Session::on_readable() {
     alignas(8) char buf[ipc::kMaxRequest];
     // Clients never pass descriptors to the NIC: recv_message closes any that come.
-    ssize_t n = ipc::recv_message(sock_.native_handle(), buf, sizeof buf, nullptr);
+    pid_t sender = 0;
+    ssize_t n = ipc::recv_message(sock_.native_handle(), buf, sizeof buf, nullptr, &sender);
     if (n == -EAGAIN) return wait_readable();
     if (n == -EMSGSIZE) return end("protocol error: oversized message");
     if (n < 0) return end(std::string("receive failed: ") + std::strerror(static_cast<int>(-n)));
     if (n == 0) return end("closed by client");
-    handle_request(buf, static_cast<size_t>(n));
+    handle_request(buf, static_cast<size_t>(n), sender ? sender : pid_);
     if (!ended_) wait_readable();
 }
 
-void Session::handle_request(const char* msg, size_t len) {
+void Session::handle_request(const char* msg, size_t len, pid_t sender) {
     ipc::RequestCheck check = ipc::check_request(msg, len);
     if (check != ipc::RequestCheck::Ok)
         return end(std::string("protocol error: ") + ipc::describe(check) + " (" +
@@ -90,11 +95,11 @@ void Session::handle_request(const char* msg, size_t len) {
     if (!context_)
         return end(std::string("protocol error: ") + ipc::op_name(op) +
                    " on a session that opened no device context");
-    dispatch_verb(*this, h, body);
+    if (op == ipc::Op::ReopenContext) return reopen_context(h, sender);
+    dispatch_verb(*this, h, body, sender);
 }
 
-void Session::hello(const ipc::Header& h, const ipc::HelloReq& req) {
-    greeted_ = true;
+ipc::HelloReply Session::hello_reply() const {
     ipc::HelloReply reply{};
     const Device& dev = nic_.device();
     std::strncpy(reply.dev_name, dev.name().c_str(), sizeof reply.dev_name - 1);
@@ -103,11 +108,30 @@ void Session::hello(const ipc::Header& h, const ipc::HelloReq& req) {
     reply.node_type = IBV_NODE_CA;
     reply.transport_type = IBV_TRANSPORT_IB;
     reply.daemon_pid = ::getpid();
+    return reply;
+}
+
+void Session::hello(const ipc::Header& h, const ipc::HelloReq& req) {
+    greeted_ = true;
+    ipc::HelloReply reply = hello_reply();
     std::vector<UniqueFd> fds;
     if (req.flags & ipc::kHelloContext) {
         if (int err = open_context(fds)) return send_reply(h, err, nullptr, 0);
-        log_.info("{} opened {} for pid {} ({})", prefix_, dev.name(), pid_, comm_);
+        log_.info("{} opened {} for pid {} ({})", prefix_, nic_.device().name(), pid_, comm_);
     }
+    send_reply(h, 0, &reply, sizeof reply, fds);
+}
+
+// The context's descriptors again, for a process that got the session's socket from the one that
+// opened it (ibv_import_device): dups of what Hello handed out.
+void Session::reopen_context(const ipc::Header& h, pid_t sender) {
+    std::vector<UniqueFd> fds;
+    for (int fd : {async_client_.get(), doorbell_wait_->native_handle(), page_fd_.get()}) {
+        fds.emplace_back(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+        if (!fds.back()) return send_reply(h, errno, nullptr, 0);
+    }
+    ipc::HelloReply reply = hello_reply();
+    log_.info("{} context imported by pid {} ({})", prefix_, sender, read_comm(sender));
     send_reply(h, 0, &reply, sizeof reply, fds);
 }
 
@@ -119,7 +143,9 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
     ::fcntl(pair[0], F_SETFL, O_NONBLOCK); // a stalled app must never block the NIC
     objects_.async_fd = pair[0];
     objects_.pid = pid_;
+    async_client_.reset(::fcntl(pair[1], F_DUPFD_CLOEXEC, 0));
     fds.emplace_back(pair[1]);
+    if (!async_client_) return errno;
     int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (efd < 0) return errno;
     doorbell_wait_ =
@@ -131,6 +157,8 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
         return err;
     // The NIC sleeps between kicks: every post rings the eventfd.
     static_cast<ipc::DoorbellPage*>(doorbell_page_.data())->nic_sleeping.store(1);
+    page_fd_.reset(::fcntl(page_fd.get(), F_DUPFD_CLOEXEC, 0));
+    if (!page_fd_) return errno;
     fds.push_back(std::move(page_fd));
     context_ = true;
     net_raw_ = process_has_net_raw(pid_);
@@ -184,6 +212,8 @@ void Session::end(const std::string& why) {
     sock_.close(ignored);
     if (doorbell_wait_) doorbell_wait_->close(ignored);
     async_end_.reset();
+    async_client_.reset();
+    page_fd_.reset();
     on_end_(*this);
 }
 

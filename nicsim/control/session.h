@@ -49,9 +49,11 @@ class Session : public std::enable_shared_from_this<Session> {
   private:
     void wait_readable();
     void on_readable();
-    void handle_request(const char* msg, size_t len);
+    void handle_request(const char* msg, size_t len, pid_t sender);
     void hello(const emu::ipc::Header& h, const emu::ipc::HelloReq& req);
+    emu::ipc::HelloReply hello_reply() const;
     int open_context(std::vector<UniqueFd>& fds);
+    void reopen_context(const emu::ipc::Header& h, pid_t sender);
     void wait_doorbell();
 
     boost::asio::posix::stream_descriptor sock_;
@@ -66,9 +68,11 @@ class Session : public std::enable_shared_from_this<Session> {
     bool greeted_ = false;
     bool context_ = false;
     bool ended_ = false;
-    bool net_raw_ = false; // the process held CAP_NET_RAW when it opened the device
-    UniqueFd async_end_;   // async events for the app are written here
-    UniqueFd doorbell_;    // the app kicks this eventfd after posting work
+    bool net_raw_ = false;  // the process held CAP_NET_RAW when it opened the device
+    UniqueFd async_end_;    // async events for the app are written here
+    UniqueFd async_client_; // the app's end, kept for ReopenContext
+    UniqueFd page_fd_;      // the doorbell page's memfd, kept for ReopenContext
+    UniqueFd doorbell_;     // the app kicks this eventfd after posting work
     SharedMemory doorbell_page_;
     std::unique_ptr<boost::asio::posix::stream_descriptor> doorbell_wait_;
     SessionObjects objects_;

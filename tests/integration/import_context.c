@@ -119,27 +119,64 @@ static void connect_pair(struct side* a, struct side* b, const union ibv_gid* gi
     pass("%s: connected", what);
 }
 
-// Another process (this program again, exec'ed) gets the command fd and tries to import it:
-// not supported, the emulated session serves one process (docs/features.md).
-static void import_in_another_process(int fd) {
+// What the other process is told about the first one's objects (on its command line).
+struct shared_objects {
+    int fd;
+    uint32_t pd_handle, mr_handle, lkey, rkey;
+    uint64_t target; // the first process's MR: the other one writes at target + kOtherOffset
+};
+enum { kOtherOffset = 5000 };
+
+// Another process (this program again, exec'ed, as a program hands its command fd to a helper)
+// imports the context, the PD and the MR, and writes into the first process's memory through
+// two QPs of its own on the imported context.
+static void import_in_another_process(const struct shared_objects* o) {
     pid_t pid = fork();
     if (pid < 0) die("fork failed");
     if (pid == 0) {
-        char arg[16];
-        snprintf(arg, sizeof arg, "%d", fd);
-        execl("/proc/self/exe", "import_context", "--import-fd", arg, (char*)NULL);
+        char arg[160];
+        snprintf(arg, sizeof arg, "%d,%u,%u,%u,%u,%llu", o->fd, o->pd_handle, o->mr_handle, o->lkey,
+                 o->rkey, (unsigned long long)o->target);
+        execl("/proc/self/exe", "import_context", "--other-process", arg, (char*)NULL);
         _exit(127);
     }
     int status = 0;
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        die("the other process's import check failed (status %#x)", status);
+        die("the other process's import failed (status %#x)", status);
 }
 
-static int other_process_main(int fd) {
+static int other_process_main(const char* arg) {
     g_role = "import (other process)";
-    errno = 0;
-    expect_fail("ibv_import_device(a command fd from another process)", ibv_import_device(fd),
-                EOPNOTSUPP);
+    struct shared_objects o;
+    unsigned long long target;
+    if (sscanf(arg, "%d,%u,%u,%u,%u,%llu", &o.fd, &o.pd_handle, &o.mr_handle, &o.lkey, &o.rkey,
+               &target) != 6)
+        die("bad --other-process argument %s", arg);
+    struct ibv_context* ctx = ibv_import_device(o.fd);
+    if (!ctx) die("ibv_import_device(the first process's cmd_fd) failed: %s", strerror(errno));
+    pass("ibv_import_device in another process");
+    struct ibv_pd* pd = ibv_import_pd(ctx, o.pd_handle);
+    struct ibv_mr* mr = pd ? ibv_import_mr(pd, o.mr_handle) : NULL;
+    if (!mr) die("ibv_import_pd/mr in another process failed: %s", strerror(errno));
+    if (mr->lkey != o.lkey || mr->rkey != o.rkey)
+        die("imported MR keys %#x/%#x, the first process has %#x/%#x", mr->lkey, mr->rkey, o.lkey,
+            o.rkey);
+    pass("ibv_import_pd, ibv_import_mr in another process: the same keys");
+    union ibv_gid gid;
+    if (ibv_query_gid(ctx, 1, 0, &gid)) die("ibv_query_gid failed");
+    struct side c, e;
+    side_create(&c, ctx, pd);
+    side_create(&e, ctx, pd);
+    connect_pair(&c, &e, &gid, "two RC QPs in the other process");
+    fill(c.buf, kMsg, 0x66);
+    post_send(&c, IBV_WR_RDMA_WRITE, target + kOtherOffset, mr->rkey);
+    wait_one(&c, "RDMA WRITE from the other process", IBV_WC_RDMA_WRITE);
+    pass("RDMA WRITE from the other process completed");
+    side_destroy(&c);
+    side_destroy(&e);
+    ibv_unimport_mr(mr);
+    ibv_unimport_pd(pd);
+    if (ibv_close_device(ctx)) die("ibv_close_device in the other process failed");
     return 0;
 }
 
@@ -148,7 +185,7 @@ static int fd_is_open(int fd) {
 }
 
 int main(int argc, char** argv) {
-    if (argc == 3 && strcmp(argv[1], "--import-fd") == 0) return other_process_main(atoi(argv[2]));
+    if (argc == 3 && strcmp(argv[1], "--other-process") == 0) return other_process_main(argv[2]);
     g_role = "import";
     struct dev d;
     dev_open(&d);
@@ -185,7 +222,13 @@ int main(int argc, char** argv) {
 
     int fd = dup(ctx->cmd_fd); // without FD_CLOEXEC: a child we exec inherits it
     if (fd < 0) die("dup(cmd_fd) failed");
-    import_in_another_process(fd);
+    struct shared_objects shared = {fd,       pd->handle, mr->handle,
+                                    mr->lkey, mr->rkey,   (uintptr_t)target};
+    import_in_another_process(&shared);
+    uint8_t from_other[kMsg];
+    fill(from_other, kMsg, 0x66);
+    expect_bytes("the other process's WRITE landed in this process's MR", target + kOtherOffset,
+                 from_other, kMsg);
     struct ibv_context* ictx = ibv_import_device(fd);
     if (!ictx) die("ibv_import_device(dup of cmd_fd) failed: %s", strerror(errno));
     if (ictx == ctx || ictx->device != ctx->device || ictx->cmd_fd != fd)

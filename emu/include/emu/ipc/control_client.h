@@ -20,6 +20,8 @@ class ControlClient {
 
     // Connects to the daemon's socket. Returns 0 or a positive errno.
     int connect(const std::string& path);
+    // Takes `fd`, a socket already connected to the daemon (a session another process opened).
+    void adopt(int fd);
     int fd() const { return fd_; }
     void close();
 

@@ -70,6 +70,7 @@ enum class Op : uint16_t {
     DetachMcast,
     SrqOps,
     ImportObject,
+    ReopenContext,
     Count, // not an op: one past the last
 };
 
@@ -110,6 +111,12 @@ struct HelloReply {
     uint32_t transport_type;
     int32_t daemon_pid; // the NIC's process, which DMAs into the app's memory
 };
+
+// ReopenContext: another process holds the session's socket (ibv_import_device on a command fd
+// passed to it) and needs the context's own descriptors: the reply is Hello's, with the same
+// three descriptors again (the async-event socket, now read by both, the doorbell eventfd and the
+// doorbell page). Requests carry their sender (SO_PASSCRED), so the NIC reaches each process's
+// memory for the objects it creates.
 
 struct QueryDeviceReply {
     ibv_device_attr attr;
@@ -531,6 +538,7 @@ EMU_IPC_OP(AttachMcast, McastReq, Empty)
 EMU_IPC_OP(DetachMcast, McastReq, Empty)
 EMU_IPC_OP(SrqOps, SrqOpReq, SrqOpReply)
 EMU_IPC_OP(ImportObject, ImportObjectReq, ImportObjectReply)
+EMU_IPC_OP(ReopenContext, Empty, HelloReply)
 #undef EMU_IPC_OP
 
 // Size of an op's request body as it travels (Empty travels as zero bytes).

@@ -21,7 +21,8 @@ int send_message(int sock, const void* buf, size_t len, const int* fds = nullptr
 
 // Receives one message into buf. Returns its length (0 at end of stream) or -errno; a message
 // longer than `cap` returns -EMSGSIZE. Descriptors that came with it land in *fds
-// (close-on-exec); when `fds` is null, or beyond kMaxPassedFds, they are closed.
-ssize_t recv_message(int sock, void* buf, size_t cap, PassedFds* fds);
+// (close-on-exec); when `fds` is null, or beyond kMaxPassedFds, they are closed. On a socket
+// with SO_PASSCRED, *sender (when given) becomes the sending process, as the kernel vouches.
+ssize_t recv_message(int sock, void* buf, size_t cap, PassedFds* fds, pid_t* sender = nullptr);
 
 } // namespace emu::ipc
