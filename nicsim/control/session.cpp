@@ -123,10 +123,13 @@ void Session::hello(const ipc::Header& h, const ipc::HelloReq& req) {
 }
 
 // The context's descriptors again, for a process that got the session's socket from the one that
-// opened it (ibv_import_device): dups of what Hello handed out.
+// opened it (ibv_import_device): an async-event socket of its own (the events of the objects it
+// makes go there), dups of the doorbell eventfd and page.
 void Session::reopen_context(const ipc::Header& h, pid_t sender) {
+    int async_client = sender == pid_ ? async_client_.get() : joined_async_socket(sender);
+    if (async_client < 0) return send_reply(h, errno, nullptr, 0);
     std::vector<UniqueFd> fds;
-    for (int fd : {async_client_.get(), doorbell_wait_->native_handle(), page_fd_.get()}) {
+    for (int fd : {async_client, doorbell_wait_->native_handle(), page_fd_.get()}) {
         fds.emplace_back(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
         if (!fds.back()) return send_reply(h, errno, nullptr, 0);
     }
@@ -164,6 +167,21 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
     net_raw_ = process_has_net_raw(pid_);
     wait_doorbell();
     return 0;
+}
+
+// The app's end of process `pid`'s own async-event socket (made on its first ReopenContext),
+// or -1 with errno.
+int Session::joined_async_socket(pid_t pid) {
+    auto it = joined_async_.find(pid);
+    if (it != joined_async_.end()) return it->second.second.get();
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) return -1;
+    ::fcntl(pair[0], F_SETFL, O_NONBLOCK); // a stalled app must never block the NIC
+    auto& ends = joined_async_[pid];
+    ends.first.reset(pair[0]);
+    ends.second.reset(pair[1]);
+    objects_.joined_async_fds[pid] = pair[0];
+    return pair[1];
 }
 
 void Session::wait_doorbell() {
@@ -214,6 +232,7 @@ void Session::end(const std::string& why) {
     async_end_.reset();
     async_client_.reset();
     page_fd_.reset();
+    joined_async_.clear();
     on_end_(*this);
 }
 

@@ -12,6 +12,7 @@
 #include <spdlog/logger.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <sys/types.h>
@@ -54,6 +55,7 @@ class Session : public std::enable_shared_from_this<Session> {
     emu::ipc::HelloReply hello_reply() const;
     int open_context(std::vector<UniqueFd>& fds);
     void reopen_context(const emu::ipc::Header& h, pid_t sender);
+    int joined_async_socket(pid_t pid);
     void wait_doorbell();
 
     boost::asio::posix::stream_descriptor sock_;
@@ -72,7 +74,10 @@ class Session : public std::enable_shared_from_this<Session> {
     UniqueFd async_end_;    // async events for the app are written here
     UniqueFd async_client_; // the app's end, kept for ReopenContext
     UniqueFd page_fd_;      // the doorbell page's memfd, kept for ReopenContext
-    UniqueFd doorbell_;     // the app kicks this eventfd after posting work
+    // Processes that joined (ReopenContext): the NIC's and the app's end of each one's own
+    // async-event socket.
+    std::map<pid_t, std::pair<UniqueFd, UniqueFd>> joined_async_;
+    UniqueFd doorbell_; // the app kicks this eventfd after posting work
     SharedMemory doorbell_page_;
     std::unique_ptr<boost::asio::posix::stream_descriptor> doorbell_wait_;
     SessionObjects objects_;

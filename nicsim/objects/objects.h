@@ -87,6 +87,7 @@ struct Cq {
     uint32_t cqe = 0;
     CompChannel* channel = nullptr;
     int comp_vector = 0;
+    pid_t pid = 0; // the process that made it: its async events go to that process
     SessionObjects* owner = nullptr;
     SharedMemory memory;
     Ring ring;

@@ -5,6 +5,7 @@
 #include "handle_table.h"
 #include "objects.h"
 
+#include <map>
 #include <string>
 #include <sys/types.h>
 
@@ -15,6 +16,9 @@ class Nic;
 struct SessionObjects {
     pid_t pid = 0;     // the process whose memory the NIC reaches for this session
     int async_fd = -1; // where async events for this session's objects go
+    // Processes that joined the session (ReopenContext) and their own async-event sockets: the
+    // events of the objects they made go there.
+    std::map<pid_t, int> joined_async_fds;
     HandleTable<Pd> pds;
     HandleTable<Mr> mrs;
     HandleTable<Dm> dms;
@@ -28,6 +32,12 @@ struct SessionObjects {
     HandleTable<Wq> wqs;
     HandleTable<RwqIndTable> ind_tables;
     HandleTable<XrcdHandle> xrcds;
+
+    // Where the async events of an object made by process `pid` go.
+    int async_fd_of(pid_t pid) const {
+        auto it = joined_async_fds.find(pid);
+        return it == joined_async_fds.end() ? async_fd : it->second;
+    }
 
     size_t count() const {
         return pds.size() + mrs.size() + mws.size() + dms.size() + channels.size() + cqs.size() +

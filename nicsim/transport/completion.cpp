@@ -28,7 +28,7 @@ void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited
     if (producer - consumer >= cq.ring.entries) {
         // The app let the CQ fill up: the completion is lost, as on hardware (CQ overrun).
         if (!cq.overrun && cq.owner)
-            env.async_event(cq.owner->async_fd, IBV_EVENT_CQ_ERR, cq.handle);
+            env.async_event(cq.owner->async_fd_of(cq.pid), IBV_EVENT_CQ_ERR, cq.handle);
         cq.overrun = true;
         return;
     }
@@ -53,7 +53,8 @@ void srq_consumed(TransportEnv& env, Srq& srq) {
                     srq.ring.header->consumer.load(std::memory_order_relaxed);
     if (left >= srq.attr.srq_limit) return;
     srq.attr.srq_limit = 0;
-    if (srq.owner) env.async_event(srq.owner->async_fd, IBV_EVENT_SRQ_LIMIT_REACHED, srq.handle);
+    if (srq.owner)
+        env.async_event(srq.owner->async_fd_of(srq.pid), IBV_EVENT_SRQ_LIMIT_REACHED, srq.handle);
 }
 
 } // namespace nicsim::rc

@@ -41,9 +41,10 @@ Cq* recv_cq_of(TransportEnv& env, const Qp& qp) {
 }
 
 void qp_event(TransportEnv& env, Qp& qp, ibv_event_type type) {
-    if (qp.owner) env.async_event(qp.owner->async_fd, type, qp.handle);
+    if (qp.owner) env.async_event(qp.owner->async_fd_of(qp.pid), type, qp.handle);
     for (Qp* opener : qp.openers)
-        if (opener->owner) env.async_event(opener->owner->async_fd, type, opener->handle);
+        if (opener->owner)
+            env.async_event(opener->owner->async_fd_of(opener->pid), type, opener->handle);
 }
 
 uint32_t mtu_bytes(const Qp& qp) {

@@ -40,7 +40,7 @@ bool is_atomic(uint32_t opcode) {
 
 bool valid_opcode(ibv_qp_type type, uint32_t op) {
     if (type == IBV_QPT_RAW_PACKET) return op == IBV_WR_SEND; // a frame, nothing else
-    if (type == IBV_QPT_XRC_SEND) type = IBV_QPT_RC; // RC's operations, to an XRC SRQ
+    if (type == IBV_QPT_XRC_SEND) type = IBV_QPT_RC;          // RC's operations, to an XRC SRQ
     switch (op) {
     case IBV_WR_SEND:
     case IBV_WR_SEND_WITH_IMM:

@@ -72,6 +72,7 @@ int create_cq(VerbContext& c, const ipc::CreateCqReq& q, ipc::CreateCqReply& r) 
     if (int err = make_cq_ring(*cq, static_cast<uint32_t>(q.cqe), c.pass_fds)) return err;
     cq->channel = ch;
     cq->comp_vector = q.comp_vector;
+    cq->pid = c.pid;
     cq->owner = &c.objects;
     Cq& made = c.objects.cqs.add(std::move(cq));
     if (ch) ++ch->users;

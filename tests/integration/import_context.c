@@ -3,6 +3,8 @@
 // share one device context between components do (and rdma-core's test_shared_pd).
 //
 // Checks, on the one device a process sees (one host is enough):
+//   - another process (exec'ed with the fd) imports the context, PD and MR, WRITEs into this
+//     process's MR and gets the async events of its own QPs, while ours stay ours
 //   - the imported context is a new context on the same device; bad fds fail as rdma-core says
 //   - ibv_import_pd / ibv_import_mr / ibv_import_dm give the same handle, keys, length and rights
 //     (an imported MR has no address), unknown handles are ENOENT
@@ -17,6 +19,7 @@
 // Prints one line per check and exits 1 at the first failure.
 #include "rc_common.h"
 
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -119,6 +122,34 @@ static void connect_pair(struct side* a, struct side* b, const union ibv_gid* gi
     pass("%s: connected", what);
 }
 
+// The next async event of ctx, within 5 s.
+static struct ibv_async_event wait_async_event(struct ibv_context* ctx, const char* what) {
+    struct pollfd p = {.fd = ctx->async_fd, .events = POLLIN};
+    if (poll(&p, 1, 5000) != 1) die("%s: no async event within 5 s", what);
+    struct ibv_async_event ev;
+    if (ibv_get_async_event(ctx, &ev)) die("%s: ibv_get_async_event failed", what);
+    return ev;
+}
+
+// A WRITE with a wrong rkey from a to b: a's WR completes with REM_ACCESS_ERR and b's QP gets
+// IBV_EVENT_QP_ACCESS_ERR on its context's async-event stream.
+static void bad_rkey_write(struct side* a, uint64_t raddr, uint32_t rkey) {
+    post_send(a, IBV_WR_RDMA_WRITE, raddr, rkey ^ 0x5a5a5a5a);
+    struct ibv_wc wc;
+    if (cqw_poll(&a->cq, &wc, 1, 10.0) != 1 || wc.status != IBV_WC_REM_ACCESS_ERR)
+        die("WRITE with a wrong rkey did not complete with REM_ACCESS_ERR");
+}
+
+static void expect_access_error_event(struct ibv_context* ctx, struct ibv_qp* qp,
+                                      const char* what) {
+    struct ibv_async_event ev = wait_async_event(ctx, what);
+    if (ev.event_type != IBV_EVENT_QP_ACCESS_ERR || ev.element.qp != qp)
+        die("%s: event %d for qp %p, expected QP_ACCESS_ERR for %p", what, ev.event_type,
+            (void*)ev.element.qp, (void*)qp);
+    ibv_ack_async_event(&ev);
+    pass("%s: IBV_EVENT_QP_ACCESS_ERR for its own QP", what);
+}
+
 // What the other process is told about the first one's objects (on its command line).
 struct shared_objects {
     int fd;
@@ -172,6 +203,9 @@ static int other_process_main(const char* arg) {
     post_send(&c, IBV_WR_RDMA_WRITE, target + kOtherOffset, mr->rkey);
     wait_one(&c, "RDMA WRITE from the other process", IBV_WC_RDMA_WRITE);
     pass("RDMA WRITE from the other process completed");
+    // Its QPs' events come to it, and the first process's pending event stays there.
+    bad_rkey_write(&c, target + kOtherOffset, mr->rkey);
+    expect_access_error_event(ctx, e.qp, "the other process's async events");
     side_destroy(&c);
     side_destroy(&e);
     ibv_unimport_mr(mr);
@@ -224,7 +258,16 @@ int main(int argc, char** argv) {
     if (fd < 0) die("dup(cmd_fd) failed");
     struct shared_objects shared = {fd,       pd->handle, mr->handle,
                                     mr->lkey, mr->rkey,   (uintptr_t)target};
+    // An async event of ours, left pending while the other process runs.
+    struct side p1, p2;
+    side_create(&p1, ctx, pd);
+    side_create(&p2, ctx, pd);
+    connect_pair(&p1, &p2, &d.gid, "two RC QPs for an async event");
+    bad_rkey_write(&p1, (uintptr_t)target, mr->rkey);
     import_in_another_process(&shared);
+    expect_access_error_event(ctx, p2.qp, "this process's async events, after the other's");
+    side_destroy(&p1);
+    side_destroy(&p2);
     uint8_t from_other[kMsg];
     fill(from_other, kMsg, 0x66);
     expect_bytes("the other process's WRITE landed in this process's MR", target + kOtherOffset,
