@@ -90,6 +90,7 @@ int rereg_mr(VerbContext& c, const ipc::ReregMrReq& q, ipc::ReregMrReply& r) {
     }
     if (q.flags & IBV_REREG_MR_CHANGE_ACCESS) mr->access = q.access;
     if (q.flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+        mr->pid = c.pid; // the new range is in the caller's memory (another process, after import)
         mr->addr = q.addr;
         mr->length = q.length;
         mr->iova = q.iova;
