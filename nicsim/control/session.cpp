@@ -172,15 +172,13 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
 // The app's end of process `pid`'s own async-event socket (made on its first ReopenContext),
 // or -1 with errno.
 int Session::joined_async_socket(pid_t pid) {
-    auto it = joined_async_.find(pid);
-    if (it != joined_async_.end()) return it->second.second.get();
+    auto it = joined_async_clients_.find(pid);
+    if (it != joined_async_clients_.end()) return it->second.get();
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) return -1;
     ::fcntl(pair[0], F_SETFL, O_NONBLOCK); // a stalled app must never block the NIC
-    auto& ends = joined_async_[pid];
-    ends.first.reset(pair[0]);
-    ends.second.reset(pair[1]);
-    objects_.joined_async_fds[pid] = pair[0];
+    objects_.joined_async_fds[pid].reset(pair[0]);
+    joined_async_clients_[pid].reset(pair[1]);
     return pair[1];
 }
 
@@ -232,7 +230,8 @@ void Session::end(const std::string& why) {
     async_end_.reset();
     async_client_.reset();
     page_fd_.reset();
-    joined_async_.clear();
+    objects_.joined_async_fds.clear();
+    joined_async_clients_.clear();
     on_end_(*this);
 }
 

@@ -74,9 +74,9 @@ class Session : public std::enable_shared_from_this<Session> {
     UniqueFd async_end_;    // async events for the app are written here
     UniqueFd async_client_; // the app's end, kept for ReopenContext
     UniqueFd page_fd_;      // the doorbell page's memfd, kept for ReopenContext
-    // Processes that joined (ReopenContext): the NIC's and the app's end of each one's own
-    // async-event socket.
-    std::map<pid_t, std::pair<UniqueFd, UniqueFd>> joined_async_;
+    // Processes that joined (ReopenContext): the app's end of each one's own async-event socket
+    // (the NIC's end is in objects_.joined_async_fds).
+    std::map<pid_t, UniqueFd> joined_async_clients_;
     UniqueFd doorbell_; // the app kicks this eventfd after posting work
     SharedMemory doorbell_page_;
     std::unique_ptr<boost::asio::posix::stream_descriptor> doorbell_wait_;

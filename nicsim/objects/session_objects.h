@@ -4,6 +4,7 @@
 
 #include "handle_table.h"
 #include "objects.h"
+#include "unique_fd.h"
 
 #include <map>
 #include <string>
@@ -18,7 +19,7 @@ struct SessionObjects {
     int async_fd = -1; // where async events for this session's objects go
     // Processes that joined the session (ReopenContext) and their own async-event sockets: the
     // events of the objects they made go there.
-    std::map<pid_t, int> joined_async_fds;
+    std::map<pid_t, UniqueFd> joined_async_fds;
     HandleTable<Pd> pds;
     HandleTable<Mr> mrs;
     HandleTable<Dm> dms;
@@ -36,7 +37,7 @@ struct SessionObjects {
     // Where the async events of an object made by process `pid` go.
     int async_fd_of(pid_t pid) const {
         auto it = joined_async_fds.find(pid);
-        return it == joined_async_fds.end() ? async_fd : it->second;
+        return it == joined_async_fds.end() ? async_fd : it->second.get();
     }
 
     size_t count() const {

@@ -58,19 +58,24 @@ ibv_flow_spec_ipv4_ext ipv4_spec() {
     return s;
 }
 
-// A raw packet QP with its own CQs, taken to `state` with the masks the suite uses (INIT: the
-// port; RTR and RTS: the state alone).
-Qp& raw_qp(Rig& rig, ibv_qp_state state = IBV_QPS_RTS) {
-    Cq& scq = rig.create_cq();
-    Cq& rcq = rig.create_cq();
+// ibv_create_qp's request for a raw packet QP on the rig's PD.
+ipc::CreateQpReq raw_qp_req(const Rig& rig, const Cq& scq, const Cq& rcq) {
     ipc::CreateQpReq q{};
     q.pd = rig.pd;
     q.send_cq = scq.handle;
     q.recv_cq = rcq.handle;
     q.qp_type = IBV_QPT_RAW_PACKET;
     q.cap = {16, 16, 2, 2, 64};
+    return q;
+}
+
+// A raw packet QP with its own CQs, taken to `state` with the masks the suite uses (INIT: the
+// port; RTR and RTS: the state alone).
+Qp& raw_qp(Rig& rig, ibv_qp_state state = IBV_QPS_RTS) {
+    Cq& scq = rig.create_cq();
+    Cq& rcq = rig.create_cq();
     ipc::CreateQpReply r{};
-    REQUIRE(nicsim::create_qp(rig.ctx, q, r) == 0);
+    REQUIRE(nicsim::create_qp(rig.ctx, raw_qp_req(rig, scq, rcq), r) == 0);
     Qp& qp = *rig.objects.qps.get(r.handle);
     ipc::Empty e;
     ipc::ModifyQpReq m{};
@@ -303,12 +308,7 @@ TEST_CASE("raw: without CAP_NET_RAW, raw packet QPs, RSS QPs and flows are EPERM
     Qp& raw = raw_qp(rig); // made while the session could
     rig.ctx.net_raw = false;
     Cq& cq = rig.create_cq();
-    ipc::CreateQpReq q{};
-    q.pd = rig.pd;
-    q.send_cq = cq.handle;
-    q.recv_cq = cq.handle;
-    q.qp_type = IBV_QPT_RAW_PACKET;
-    q.cap = {16, 16, 2, 2, 64};
+    ipc::CreateQpReq q = raw_qp_req(rig, cq, cq);
     ipc::CreateQpReply r{};
     size_t qps = rig.objects.qps.size();
     CHECK(nicsim::create_qp(rig.ctx, q, r) == EPERM);

@@ -115,12 +115,10 @@ namespace {
 
 void trace_recvs(const char* queue, uint32_t number, const ibv_recv_wr* wr) {
     for (; wr; wr = wr->next) {
-        uint64_t bytes = 0;
-        for (int i = 0; i < wr->num_sge; ++i)
-            bytes += wr->sg_list[i].length;
+        size_t num_sge = static_cast<size_t>(std::max(wr->num_sge, 0));
         write_line("wr", std::string(queue) + std::to_string(number) + " wr_id=" +
-                             std::to_string(wr->wr_id) + " sge=" + std::to_string(wr->num_sge) +
-                             " len=" + std::to_string(bytes));
+                             std::to_string(wr->wr_id) + " sge=" + std::to_string(num_sge) +
+                             " len=" + std::to_string(total_length(num_sge, wr->sg_list)));
     }
 }
 
@@ -132,11 +130,9 @@ template <typename Wr> void trace_result(const char* op, int ret, Wr* bad) {
 
 int traced_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     for (const ibv_send_wr* w = wr; w; w = w->next) {
-        uint64_t bytes = 0;
-        for (int i = 0; i < w->num_sge; ++i)
-            bytes += w->sg_list[i].length;
-        write_line("wr", send_wr_text(qp->qp_num, w->wr_id, w->opcode, w->send_flags,
-                                      static_cast<size_t>(std::max(w->num_sge, 0)), bytes));
+        size_t num_sge = static_cast<size_t>(std::max(w->num_sge, 0));
+        write_line("wr", send_wr_text(qp->qp_num, w->wr_id, w->opcode, w->send_flags, num_sge,
+                                      total_length(num_sge, w->sg_list)));
     }
     int ret = original(qp->context).post_send(qp, wr, bad_wr);
     trace_result("send", ret, bad_wr ? *bad_wr : nullptr);

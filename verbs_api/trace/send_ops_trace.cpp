@@ -66,14 +66,6 @@ void set_sge(ibv_qp_ex* qp, uint32_t lkey, uint64_t addr, uint32_t length) {
     w.original.wr_set_sge(qp, lkey, addr, length);
 }
 
-// An ibv_sge or ibv_data_buf list's bytes.
-template <typename Buf> uint64_t total_length(size_t n, const Buf* list) {
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < n; ++i)
-        bytes += list[i].length;
-    return bytes;
-}
-
 void set_sge_list(ibv_qp_ex* qp, size_t num_sge, const ibv_sge* sg_list) {
     WatchedQp& w = entry(qp);
     add_data(w, num_sge, total_length(num_sge, sg_list));

@@ -129,6 +129,14 @@ class Call {
     std::string text_;
 };
 
+// The bytes of an ibv_sge or ibv_data_buf list.
+template <typename Buf> uint64_t total_length(size_t n, const Buf* list) {
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; ++i)
+        bytes += list[i].length;
+    return bytes;
+}
+
 // A posted send work request and a completion as every trace line shows them, whichever API
 // posted or polled them (ops_trace.cpp).
 std::string send_wr_text(uint32_t qp_num, uint64_t wr_id, ibv_wr_opcode opcode, unsigned flags,

@@ -103,6 +103,11 @@ struct HelloReq {
     uint32_t flags;
     uint32_t reserved;
 };
+// ReopenContext: another process holds the session's socket (ibv_import_device on a command fd
+// passed to it) and needs the context's descriptors: the reply is Hello's, with the same three
+// kinds of descriptor (an async-event socket of that process's own, for the events of the
+// objects it makes; the doorbell eventfd and page again). Requests carry their sender
+// (SO_PASSCRED), so the NIC reaches each process's memory for the objects it makes.
 struct HelloReply {
     char dev_name[kDevNameLen];
     uint64_t node_guid; // network byte order, as ibv_get_device_guid returns it
@@ -111,12 +116,6 @@ struct HelloReply {
     uint32_t transport_type;
     int32_t daemon_pid; // the NIC's process, which DMAs into the app's memory
 };
-
-// ReopenContext: another process holds the session's socket (ibv_import_device on a command fd
-// passed to it) and needs the context's own descriptors: the reply is Hello's, with the same
-// three descriptors again (the async-event socket, now read by both, the doorbell eventfd and the
-// doorbell page). Requests carry their sender (SO_PASSCRED), so the NIC reaches each process's
-// memory for the objects it creates.
 
 struct QueryDeviceReply {
     ibv_device_attr attr;
