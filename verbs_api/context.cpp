@@ -195,7 +195,7 @@ EmuSession::~EmuSession() {
 }
 
 bool is_emulated_command_fd(int fd) {
-    return find_session(fd) != nullptr;
+    return find_session(fd) != nullptr || !host_socket_path(fd).empty();
 }
 
 } // namespace verbs

@@ -19,8 +19,8 @@ namespace verbs {
 
 // True for the devices of the emulated hosts (device_list.cpp).
 bool is_emulated_device(const ibv_device* device);
-// True for the command fd (or a dup of it) of an emulated context this process opened
-// (context.cpp).
+// True for the command fd (or a dup of it) of an emulated context: one this process has, or one
+// another process passed on (a socket connected to the emulated host) (context.cpp).
 bool is_emulated_command_fd(int fd);
 
 inline bool is_emulated(const ibv_device* device) {
