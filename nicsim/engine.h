@@ -51,7 +51,7 @@ class Engine final : public DataPath, public TransportEnv {
     Nic& nic_;
     UdpLink& link_;
     spdlog::logger& log_;
-    ProcessVmDma dma_;
+    SegmentDma dma_;
     // QPs are named by QPN, never by pointer: a QP destroyed while queued is simply not found.
     std::deque<uint32_t> runnable_;
     bool drain_posted_ = false;

@@ -11,7 +11,6 @@
 #include <memory>
 #include <mutex>
 #include <new>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -109,12 +108,6 @@ std::string host_socket_path(int fd) {
     return path == emu::selected_socket_path() ? path : std::string();
 }
 
-// The NIC reads and writes our registered memory with process_vm_readv/writev; where Yama
-// restricts ptrace to descendants, allow the NIC's process explicitly.
-void allow_nic_dma(pid_t daemon_pid) {
-    ::prctl(PR_SET_PTRACER, static_cast<unsigned long>(daemon_pid), 0, 0, 0);
-}
-
 // Takes a context's descriptors from Hello's or ReopenContext's reply. 0 or errno.
 int take_context_fds(EmuSession& s, ipc::PassedFds& fds) {
     int err = fds.count == 3 ? s.doorbell_page.map(fds.fd[2], ipc::kDoorbellPageSize) : EIO;
@@ -129,34 +122,34 @@ int take_context_fds(EmuSession& s, ipc::PassedFds& fds) {
 }
 
 // Opens a session with the host's NIC as a device context. 0 or errno.
-int open_session(EmuDevice& dev, EmuSession& s, pid_t& daemon_pid) {
+int open_session(EmuDevice& dev, EmuSession& s) {
     int err = s.control.connect(dev.socket_path);
     // The host went away since the device list was read.
     if (err) return err == ENOENT || err == ECONNREFUSED ? ENODEV : err;
     ipc::HelloReply hello{};
     ipc::PassedFds fds;
+    s.control.share_memory();
     err = s.control.call<ipc::Op::Hello>({ipc::kHelloContext, 0}, hello, &fds);
     if (!err) err = take_context_fds(s, fds);
     if (err) return err;
     s.device = &dev;
-    daemon_pid = hello.daemon_pid;
     return 0;
 }
 
 // Joins the session another process opened, whose socket cmd_fd is (it passed it on): requests
 // go over a dup of it (a process lock keeps each request with its reply, control_client.cpp),
 // and the NIC hands out the context's descriptors again. 0 or errno.
-int join_session(int cmd_fd, const std::string& path, EmuSession& s, pid_t& daemon_pid) {
+int join_session(int cmd_fd, const std::string& path, EmuSession& s) {
     int fd = ::fcntl(cmd_fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return errno;
     s.control.adopt(fd);
+    s.control.share_memory();
     ipc::HelloReply hello{};
     ipc::PassedFds fds;
     int err = s.control.call<ipc::Op::ReopenContext>({}, hello, &fds);
     if (!err) err = take_context_fds(s, fds);
     if (err) return err;
     s.device = emulated_device(path, hello);
-    daemon_pid = hello.daemon_pid;
     return 0;
 }
 
@@ -202,9 +195,7 @@ bool is_emulated_command_fd(int fd) {
 
 ibv_context* emulated::ibv_open_device(ibv_device* device) {
     auto s = std::make_shared<EmuSession>();
-    pid_t daemon_pid = 0;
-    if (int err = open_session(*emu_device(device), *s, daemon_pid)) return fail<ibv_context>(err);
-    allow_nic_dma(daemon_pid);
+    if (int err = open_session(*emu_device(device), *s)) return fail<ibv_context>(err);
     int cmd_fd = s->control.fd();
     remember(s, cmd_fd);
     return new_context(std::move(s), cmd_fd);
@@ -230,9 +221,7 @@ ibv_context* emulated::ibv_import_device(int cmd_fd) {
         std::string path = host_socket_path(cmd_fd);
         if (path.empty()) return fail<ibv_context>(EINVAL);
         s = std::make_shared<EmuSession>();
-        pid_t daemon_pid = 0;
-        if (int err = join_session(cmd_fd, path, *s, daemon_pid)) return fail<ibv_context>(err);
-        allow_nic_dma(daemon_pid);
+        if (int err = join_session(cmd_fd, path, *s)) return fail<ibv_context>(err);
         remember(s, cmd_fd);
     }
     ibv_context* ctx = new_context(std::move(s), cmd_fd);

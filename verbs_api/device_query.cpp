@@ -49,8 +49,8 @@ int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
     ex.orig_attr = r.attr;
     ex.device_cap_flags_ex = r.attr.device_cap_flags;
     ex.phys_port_cnt_ex = r.attr.phys_port_cnt;
-    // The NIC reaches app memory through process_vm_readv/writev, page by page as it goes:
-    // nothing is pinned, so every MR is in effect on-demand, implicit ones included.
+    // The NIC reaches app memory through the process's /proc/self/mem, page by page as it
+    // goes: nothing is pinned, so every MR is in effect on-demand, implicit ones included.
     constexpr uint32_t all = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
                              IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC |
                              IBV_ODP_SUPPORT_SRQ_RECV;

@@ -1,6 +1,6 @@
 // Fork support. rdma-core marks registered memory MADV_DONTFORK so a child's copy-on-write cannot
 // move pages under the NIC's DMA. Here the "DMA" is done by the emulator daemon reading and
-// writing this process's memory through process_vm_readv/writev by virtual address, so fork()
+// writing this process's memory through its /proc/self/mem by virtual address, so fork()
 // is always safe: there is nothing to set up and nothing to protect.
 
 #include "emulated_verbs.h"

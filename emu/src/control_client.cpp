@@ -65,6 +65,11 @@ void ControlClient::adopt(int fd) {
     fd_ = fd;
 }
 
+int ControlClient::memory_to_send() {
+    if (!share_memory_ || memory_sent_by_ == ::getpid()) return -1;
+    return ::open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+}
+
 int ControlClient::call_text(Op op, std::string& text) {
     return call_raw(op, nullptr, 0, nullptr, 0, &text, nullptr);
 }
@@ -80,7 +85,13 @@ int ControlClient::call_raw(Op op, const void* req, size_t req_len, void* reply,
              static_cast<uint32_t>(sizeof(Header) + req_len), ++seq_};
     std::memcpy(out, &h, sizeof h);
     if (req_len) std::memcpy(out + sizeof h, req, req_len);
-    if (send_message(fd_, out, h.length) != 0) return EIO;
+    int memory = memory_to_send();
+    int sent = send_message(fd_, out, h.length, &memory, memory >= 0 ? 1 : 0);
+    if (memory >= 0) {
+        ::close(memory);
+        if (sent == 0) memory_sent_by_ = ::getpid();
+    }
+    if (sent != 0) return EIO;
 
     std::vector<char> in(text ? kMaxReply : sizeof(ReplyHeader) + reply_len);
     PassedFds got;

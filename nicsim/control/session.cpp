@@ -60,15 +60,36 @@ void Session::wait_readable() {
 
 void Session::on_readable() {
     alignas(8) char buf[ipc::kMaxRequest];
-    // Clients never pass descriptors to the NIC: recv_message closes any that come.
     pid_t sender = 0;
-    ssize_t n = ipc::recv_message(sock_.native_handle(), buf, sizeof buf, nullptr, &sender);
+    ipc::PassedFds fds;
+    ssize_t n = ipc::recv_message(sock_.native_handle(), buf, sizeof buf, &fds, &sender);
     if (n == -EAGAIN) return wait_readable();
     if (n == -EMSGSIZE) return end("protocol error: oversized message");
     if (n < 0) return end(std::string("receive failed: ") + std::strerror(static_cast<int>(-n)));
     if (n == 0) return end("closed by client");
-    handle_request(buf, static_cast<size_t>(n), sender ? sender : pid_);
+    if (!sender) sender = pid_;
+    if (fds.count && !bind_memory(sender, fds)) return;
+    handle_request(buf, static_cast<size_t>(n), sender);
     if (!ended_) wait_readable();
+}
+
+// A request may carry one descriptor: its sender's /proc/<pid>/mem, which the NIC reaches that
+// process's memory through from then on (emu/ipc/protocol.h).
+bool Session::bind_memory(pid_t sender, ipc::PassedFds& fds) {
+    UniqueFd fd(fds.fd[0]);
+    fds.fd[0] = -1;
+    int err = fds.count == 1 ? ProcessMemory::check_descriptor(fd.get()) : E2BIG;
+    fds.close_all();
+    if (err) {
+        end(std::string("protocol error: a request carried ") +
+            (err == E2BIG ? "more than one descriptor"
+                          : "a descriptor that is no /proc/<pid>/mem opened read-write (" +
+                                std::string(std::strerror(err)) + ")"));
+        return false;
+    }
+    objects_.memories.bind(sender, std::move(fd));
+    log_.debug("{} pid {} ({}) handed over its memory", prefix_, sender, read_comm(sender));
+    return true;
 }
 
 void Session::handle_request(const char* msg, size_t len, pid_t sender) {
@@ -145,7 +166,6 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
     async_end_.reset(pair[0]);
     ::fcntl(pair[0], F_SETFL, O_NONBLOCK); // a stalled app must never block the NIC
     objects_.async_fd = pair[0];
-    objects_.pid = pid_;
     async_client_.reset(::fcntl(pair[1], F_DUPFD_CLOEXEC, 0));
     fds.emplace_back(pair[1]);
     if (!async_client_) return errno;

@@ -3,6 +3,7 @@
 
 #include "data/shared_memory.h"
 #include "emu/ipc/protocol.h"
+#include "emu/ipc/socket_io.h"
 #include "nic.h"
 #include "objects/session_objects.h"
 #include "objects/unique_fd.h"
@@ -50,6 +51,7 @@ class Session : public std::enable_shared_from_this<Session> {
   private:
     void wait_readable();
     void on_readable();
+    bool bind_memory(pid_t sender, emu::ipc::PassedFds& fds);
     void handle_request(const char* msg, size_t len, pid_t sender);
     void hello(const emu::ipc::Header& h, const emu::ipc::HelloReq& req);
     emu::ipc::HelloReply hello_reply() const;

@@ -42,8 +42,9 @@ struct Mr {
     uint32_t handle = 0;
     uint32_t windows = 0; // memory windows bound to it: deregistering is EBUSY meanwhile
     Pd* pd = nullptr;
-    Dm* dm = nullptr; // an MR on device memory: pid is the NIC's own, addr in its mapping
-    pid_t pid = 0;    // the process whose memory this is
+    Dm* dm = nullptr; // an MR on device memory: addr is in the NIC's own mapping
+    // Where its bytes are: the registering process's memory (the NIC's own for device memory).
+    Memory* memory = nullptr;
     uint64_t addr = 0;
     uint64_t length = 0;
     uint64_t iova = 0;
@@ -161,7 +162,6 @@ struct Wq {
     Cq* cq = nullptr;
     ibv_wq_state state = IBV_WQS_RESET;
     uint32_t max_sge = 0;
-    pid_t pid = 0;
     SessionObjects* owner = nullptr;
     SharedMemory memory;
     Ring ring;

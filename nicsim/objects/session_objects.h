@@ -2,6 +2,7 @@
 // whatever reason (exit, crash, kill -9), through the same paths as the destroy verbs.
 #pragma once
 
+#include "dma/session_memories.h"
 #include "handle_table.h"
 #include "objects.h"
 #include "unique_fd.h"
@@ -15,7 +16,9 @@ namespace nicsim {
 class Nic;
 
 struct SessionObjects {
-    pid_t pid = 0;     // the process whose memory the NIC reaches for this session
+    // The memory of every process that used the session, by pid (declared first: it outlives
+    // every object that reaches into it).
+    SessionMemories memories;
     int async_fd = -1; // where async events for this session's objects go
     // Processes that joined the session (ReopenContext) and their own async-event sockets: the
     // events of the objects they made go there.

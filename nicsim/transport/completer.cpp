@@ -166,7 +166,7 @@ void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h, con
     if (len) {
         std::vector<DmaSegment> segs;
         slice(op->local, op->response_bytes, len, segs);
-        if (env.dma().write(qp.pid, segs, payload, len) != 0) {
+        if (env.dma().write(segs, payload, len) != 0) {
             op->status = IBV_WC_LOC_PROT_ERR;
             op->done = true;
             return;
@@ -191,7 +191,7 @@ void handle_atomic_ack(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     uint64_t original = h.atomic_ack; // written back in host order, as verbs apps read it
     std::vector<DmaSegment> segs;
     slice(op->local, 0, 8, segs);
-    if (env.dma().write(qp.pid, segs, reinterpret_cast<const uint8_t*>(&original), 8) != 0)
+    if (env.dma().write(segs, reinterpret_cast<const uint8_t*>(&original), 8) != 0)
         op->status = IBV_WC_LOC_PROT_ERR;
     op->done = true;
     --qp.req.reads_outstanding;

@@ -19,7 +19,7 @@ ibv_wc_status resolve_local(const Nic& nic, const Pd* pd, const emu::ipc::Sge* s
         if (s.addr < mr->iova || s.length > mr->length || s.addr - mr->iova > mr->length - s.length)
             return IBV_WC_LOC_PROT_ERR;
         if ((mr->access & need) != need) return IBV_WC_LOC_PROT_ERR;
-        out.push_back({mr_address(*mr, s.addr), s.length, mr->pid});
+        out.push_back({mr_address(*mr, s.addr), s.length, mr->memory});
         sum += s.length;
     }
     *total = sum;
@@ -64,7 +64,7 @@ void slice(const std::vector<DmaSegment>& sg, uint64_t offset, uint64_t len,
             continue;
         }
         uint64_t take = std::min<uint64_t>(s.length - offset, len);
-        out.push_back({s.addr + offset, take, s.owner});
+        out.push_back({s.addr + offset, take, s.memory});
         len -= take;
         offset = 0;
     }

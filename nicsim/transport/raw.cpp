@@ -22,7 +22,6 @@ struct Target {
     uint32_t max_sge = 0;
     const Pd* pd = nullptr;
     Cq* cq = nullptr;
-    pid_t pid = 0;
     uint32_t qp_num = 0; // what the completion names: the QP's number, or the WQ's
     Srq* srq = nullptr;
 };
@@ -57,7 +56,7 @@ bool deliver(TransportEnv& env, const Target& t, const uint8_t* frame, size_t le
     if (wc.status == IBV_WC_SUCCESS) {
         std::vector<DmaSegment> segs;
         slice(local, 0, len, segs);
-        if (env.dma().write(t.pid, segs, frame, len) != 0) wc.status = IBV_WC_LOC_PROT_ERR;
+        if (env.dma().write(segs, frame, len) != 0) wc.status = IBV_WC_LOC_PROT_ERR;
         wc.byte_len = static_cast<uint32_t>(len);
     }
     rc::post_completion(env, *t.cq, wc, false);
@@ -71,7 +70,7 @@ ibv_wc_status send(TransportEnv& env, Qp& qp, SendOp& op) {
     std::vector<uint8_t> frame(op.length);
     if (!op.inline_data.empty()) {
         std::memcpy(frame.data(), op.inline_data.data(), op.length);
-    } else if (env.dma().read(qp.pid, op.local, frame.data(), op.length) != 0) {
+    } else if (env.dma().read(op.local, frame.data(), op.length) != 0) {
         return IBV_WC_LOC_PROT_ERR;
     }
     ++qp.counters.tx_packets;
@@ -118,7 +117,7 @@ void receive(TransportEnv& env, Qp& qp, const emu::flow::Frame& fields, const ui
             ++c.no_wqe_drops;
             return;
         }
-        t = {&wq.ring, wq.max_sge, wq.pd, wq.cq, wq.pid, wq.wq_num, nullptr};
+        t = {&wq.ring, wq.max_sge, wq.pd, wq.cq, wq.wq_num, nullptr};
     } else {
         if (qp.attr.qp_state != IBV_QPS_RTR && qp.attr.qp_state != IBV_QPS_RTS) {
             ++qp.counters.rx_no_wqe;
@@ -126,10 +125,9 @@ void receive(TransportEnv& env, Qp& qp, const emu::flow::Frame& fields, const ui
             return;
         }
         if (qp.srq)
-            t = {&qp.srq->ring, qp.srq->attr.max_sge, qp.srq->pd, qp.recv_cq, qp.pid, qp.qpn,
-                 qp.srq};
+            t = {&qp.srq->ring, qp.srq->attr.max_sge, qp.srq->pd, qp.recv_cq, qp.qpn, qp.srq};
         else
-            t = {&qp.rq, qp.cap.max_recv_sge, qp.pd, qp.recv_cq, qp.pid, qp.qpn, nullptr};
+            t = {&qp.rq, qp.cap.max_recv_sge, qp.pd, qp.recv_cq, qp.qpn, nullptr};
     }
     if (!deliver(env, t, frame, len)) {
         ++qp.counters.rx_no_wqe; // no receive posted: dropped, as on an Ethernet NIC

@@ -192,7 +192,7 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
         } else if (payload_len) {
             std::vector<DmaSegment> segs;
             slice(op.local, offset, payload_len, segs);
-            if (env.dma().read(qp.pid, segs, payload, payload_len) != 0) return false;
+            if (env.dma().read(segs, payload, payload_len) != 0) return false;
         }
         ++op.next_pkt;
     }

@@ -1,6 +1,7 @@
 // Device memory: NIC memory the app reaches by mapping it (ibv_memcpy_to/from_dm) and the NIC
 // reaches by DMA on its own mapping, through MRs registered on it (ibv_reg_dm_mr).
 #include "device_limits.h"
+#include "dma/process_memory.h"
 #include "emu/access_flags.h"
 #include "verbs.h"
 
@@ -60,8 +61,8 @@ int reg_dm_mr(VerbContext& c, const ipc::RegDmMrReq& q, ipc::RegMrReply& r) {
     auto mr = std::make_unique<Mr>();
     mr->pd = pd;
     mr->dm = dm;
-    // The NIC reaches it in its own mapping: DMA on its own pid, like any app memory.
-    mr->pid = ::getpid();
+    // The NIC reaches it in its own mapping, through its own memory like any app's.
+    mr->memory = &ProcessMemory::nic();
     mr->addr = reinterpret_cast<uint64_t>(dm->memory.data()) + q.dm_offset;
     mr->length = q.length;
     mr->iova = 0;

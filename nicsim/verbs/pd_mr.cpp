@@ -41,15 +41,32 @@ int check_range(uint64_t addr, uint64_t length, uint32_t access) {
 
 } // namespace
 
+namespace {
+
+// The memory the sender of this request handed to the NIC; nullptr (and why, in the log) when
+// it never did: a client that is not rdmaemu's libibverbs.
+Memory* caller_memory(VerbContext& c) {
+    Memory* m = c.objects.memories.of(c.pid);
+    if (!m)
+        c.log.warn("{} pid {} asked for memory access without handing its memory to the NIC "
+                   "(its /proc/self/mem, sent by rdmaemu's libibverbs): EFAULT",
+                   c.prefix, c.pid);
+    return m;
+}
+
+} // namespace
+
 int reg_mr(VerbContext& c, const ipc::RegMrReq& q, ipc::RegMrReply& r) {
     Pd* pd = c.objects.pds.get(q.pd);
     if (!pd) return EINVAL;
     if (int err = emu::check_mr_access(q.access)) return err;
     if (int err = check_range(q.addr, q.length, q.access)) return err;
     if (c.nic.totals().mr >= limits::kMaxMr) return ENOMEM;
+    Memory* memory = caller_memory(c);
+    if (!memory) return EFAULT;
     auto mr = std::make_unique<Mr>();
     mr->pd = pd;
-    mr->pid = c.pid;
+    mr->memory = memory;
     mr->addr = q.addr;
     mr->length = q.length;
     mr->iova = q.iova;
@@ -80,8 +97,12 @@ int rereg_mr(VerbContext& c, const ipc::ReregMrReq& q, ipc::ReregMrReply& r) {
     }
     if ((q.flags & IBV_REREG_MR_CHANGE_ACCESS))
         if (int err = emu::check_mr_access(q.access)) return err;
-    if ((q.flags & IBV_REREG_MR_CHANGE_TRANSLATION))
+    Memory* memory = mr->memory;
+    if ((q.flags & IBV_REREG_MR_CHANGE_TRANSLATION)) {
         if (int err = check_range(q.addr, q.length, q.access)) return err;
+        // The new range is in the caller's memory (another process, after an import).
+        if (!(memory = caller_memory(c))) return EFAULT;
+    }
     // All checks passed: apply. Keys stay the same, as rxe and mlx5 keep them.
     if (q.flags & IBV_REREG_MR_CHANGE_PD) {
         --mr->pd->users;
@@ -90,7 +111,7 @@ int rereg_mr(VerbContext& c, const ipc::ReregMrReq& q, ipc::ReregMrReply& r) {
     }
     if (q.flags & IBV_REREG_MR_CHANGE_ACCESS) mr->access = q.access;
     if (q.flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-        mr->pid = c.pid; // the new range is in the caller's memory (another process, after import)
+        mr->memory = memory;
         mr->addr = q.addr;
         mr->length = q.length;
         mr->iova = q.iova;

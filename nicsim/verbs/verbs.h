@@ -17,7 +17,7 @@ struct VerbContext {
     SessionObjects& objects;
     spdlog::logger& log;
     std::string prefix;             // "session#3" for log lines
-    pid_t pid;                      // the session's process
+    pid_t pid;                      // the process that sent the request
     std::vector<UniqueFd> pass_fds; // descriptors to send with the reply
     bool net_raw = true;            // the process may make raw packet QPs and flows (CAP_NET_RAW)
 };

@@ -25,7 +25,6 @@ int create_wq(VerbContext& c, const ipc::CreateWqReq& q, ipc::CreateWqReply& r) 
     wq->pd = pd;
     wq->cq = cq;
     wq->max_sge = q.max_sge;
-    wq->pid = c.pid;
     wq->owner = &c.objects;
     uint32_t entries = emu::ipc::round_up_pow2(q.max_wr);
     uint32_t wqe_size = emu::ipc::recv_wqe_size(q.max_sge);

@@ -1,7 +1,8 @@
 // Device memory: MRs on it are zero-based (addresses from 0, for lkeys and rkeys alike) and lie
-// in the NIC's own mapping, so the engines DMA them as the NIC's process, not the QP's. The
+// in the NIC's own mapping, so the engines DMA them in the NIC's own memory, not the app's. The
 // verbs' checks: max_dm_size, EBUSY while MRs use a DM, teardown order.
 #include "device_limits.h"
+#include "dma/process_memory.h"
 #include "protocol_rig.h"
 
 #include <algorithm>
@@ -11,7 +12,7 @@ using namespace proto;
 namespace {
 
 constexpr uint32_t kE = 0x500;  // the responder's first expected PSN (QpOptions::rq_psn)
-constexpr pid_t kAppPid = 4242; // the session's process: not this one, so the owners differ
+constexpr pid_t kAppPid = 4242; // the session's process: its memory is not the NIC's
 
 uint8_t* dm_bytes(const nicsim::Dm& dm, uint64_t offset) {
     return static_cast<uint8_t*>(dm.memory.data()) + offset;
@@ -21,9 +22,13 @@ std::vector<uint8_t> dm_range(const nicsim::Dm& dm, uint64_t offset, size_t n) {
     return {dm_bytes(dm, offset), dm_bytes(dm, offset) + n};
 }
 
-bool all_owned_by(const std::vector<pid_t>& owners, pid_t pid) {
-    return !owners.empty() &&
-           std::all_of(owners.begin(), owners.end(), [pid](pid_t p) { return p == pid; });
+const nicsim::Memory* nic_memory() {
+    return &nicsim::ProcessMemory::nic();
+}
+
+bool all_in(const std::vector<const nicsim::Memory*>& memories, const nicsim::Memory* memory) {
+    return !memories.empty() &&
+           std::all_of(memories.begin(), memories.end(), [memory](auto* m) { return m == memory; });
 }
 
 } // namespace
@@ -31,13 +36,14 @@ bool all_owned_by(const std::vector<pid_t>& owners, pid_t pid) {
 TEST_CASE("device memory: a zero-based DM MR as a local SGE", "[dm]") {
     Rig rig;
     rig.ctx.pid = kAppPid;
+    nicsim::Memory& app = bind_memory(rig.objects, kAppPid);
     QpOptions o;
     Qp& qp = rig.create_qp(o);
     REQUIRE(qp.pid == kAppPid);
     nicsim::Dm& dm = rig.alloc_dm(4096);
     Mr& mr = rig.reg_dm_mr(dm, 1024, 2048, IBV_ACCESS_LOCAL_WRITE);
     CHECK(mr.iova == 0);
-    CHECK(mr.pid == ::getpid());
+    CHECK(mr.memory == nic_memory());
     auto data = pattern(300, 9);
 
     SECTION("SEND from it") {
@@ -47,7 +53,7 @@ TEST_CASE("device memory: a zero-based DM MR as a local SGE", "[dm]") {
         REQUIRE(sent.size() == 1);
         CHECK(sent[0].h.opcode == rc(wire::opcode::kSendOnly));
         CHECK(sent[0].payload == data);
-        CHECK(all_owned_by(rig.env.fake_dma.owners, ::getpid()));
+        CHECK(all_in(rig.env.fake_dma.memories, nic_memory()));
     }
     SECTION("a READ response lands in it") {
         rig.post_send(qp, rdma_wqe(2, IBV_WR_RDMA_READ, 0x10000, 0x5), {{0, 300, mr.lkey}});
@@ -58,7 +64,7 @@ TEST_CASE("device memory: a zero-based DM MR as a local SGE", "[dm]") {
         REQUIRE(wcs.size() == 1);
         CHECK(wcs[0].status == IBV_WC_SUCCESS);
         CHECK(dm_range(dm, 1024, 300) == data);
-        CHECK(all_owned_by(rig.env.fake_dma.owners, ::getpid()));
+        CHECK(all_in(rig.env.fake_dma.memories, nic_memory()));
     }
     SECTION("a SEND from the peer lands in it, next to app memory in one receive") {
         std::vector<uint8_t> host(100, 0xEE);
@@ -71,8 +77,8 @@ TEST_CASE("device memory: a zero-based DM MR as a local SGE", "[dm]") {
         CHECK(wcs[0].byte_len == 300);
         CHECK(dm_range(dm, 1024 + 8, 200) == bytes_of(data, 0, 200));
         CHECK(host == bytes_of(data, 200, 100));
-        // Each segment went to its own MR's process.
-        CHECK(rig.env.fake_dma.owners == std::vector<pid_t>{::getpid(), kAppPid});
+        // Each segment went to its own MR's memory.
+        CHECK(rig.env.fake_dma.memories == std::vector<const nicsim::Memory*>{nic_memory(), &app});
     }
     SECTION("addresses outside [0, length) are a local protection error") {
         uint64_t addr = 0;
@@ -88,13 +94,14 @@ TEST_CASE("device memory: a zero-based DM MR as a local SGE", "[dm]") {
         REQUIRE(wcs.size() == 1);
         CHECK(wcs[0].wr_id == 3);
         CHECK(wcs[0].status == IBV_WC_LOC_PROT_ERR);
-        CHECK(rig.env.fake_dma.owners.empty());
+        CHECK(rig.env.fake_dma.memories.empty());
     }
 }
 
 TEST_CASE("device memory: a zero-based DM MR as a remote target", "[dm]") {
     Rig rig;
     rig.ctx.pid = kAppPid;
+    bind_memory(rig.objects, kAppPid);
     Qp& qp = rig.create_qp();
     nicsim::Dm& dm = rig.alloc_dm(2048);
     std::fill(dm_bytes(dm, 0), dm_bytes(dm, 2048), 0xEE);
@@ -117,7 +124,7 @@ TEST_CASE("device memory: a zero-based DM MR as a remote target", "[dm]") {
     sent = rig.env.take();
     REQUIRE(sent.size() == 1);
     CHECK(sent[0].payload == data);
-    CHECK(all_owned_by(rig.env.fake_dma.owners, ::getpid()));
+    CHECK(all_in(rig.env.fake_dma.memories, nic_memory()));
 
     // Past the MR's end (offset 1000 + 100 > 1024), though still inside the DM.
     wire::Headers bad = request(wire::opcode::kWriteOnly, kE + 2);

@@ -23,6 +23,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <fcntl.h>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -49,16 +50,15 @@ struct Sent {
 };
 
 // DMA within this process: segment addresses are plain pointers here. `fail` makes every
-// transfer fault (memory unmapped since registration). `owners` records, per segment, the
-// process the engines meant.
+// transfer fault (memory unmapped since registration). `memories` records, per segment, the
+// memory the engines meant.
 class FakeDma final : public nicsim::DmaEngine {
   public:
-    int read(pid_t owner, std::span<const nicsim::DmaSegment> src, uint8_t* dst,
-             size_t len) override {
+    int read(std::span<const nicsim::DmaSegment> src, uint8_t* dst, size_t len) override {
         if (fail) return EFAULT;
         size_t done = 0;
         for (const nicsim::DmaSegment& s : src) {
-            owners.push_back(s.owner ? s.owner : owner);
+            memories.push_back(s.memory);
             CHECK(done + s.length <= len);
             if (done + s.length > len) return EINVAL;
             std::memcpy(dst + done, reinterpret_cast<const void*>(s.addr), s.length);
@@ -68,12 +68,11 @@ class FakeDma final : public nicsim::DmaEngine {
         ++reads;
         return 0;
     }
-    int write(pid_t owner, std::span<const nicsim::DmaSegment> dst, const uint8_t* src,
-              size_t len) override {
+    int write(std::span<const nicsim::DmaSegment> dst, const uint8_t* src, size_t len) override {
         if (fail) return EFAULT;
         size_t done = 0;
         for (const nicsim::DmaSegment& s : dst) {
-            owners.push_back(s.owner ? s.owner : owner);
+            memories.push_back(s.memory);
             CHECK(done + s.length <= len);
             if (done + s.length > len) return EINVAL;
             std::memcpy(reinterpret_cast<void*>(s.addr), src + done, s.length);
@@ -85,8 +84,14 @@ class FakeDma final : public nicsim::DmaEngine {
     }
     bool fail = false;
     int reads = 0, writes = 0;
-    std::vector<pid_t> owners;
+    std::vector<const nicsim::Memory*> memories;
 };
+
+// Process `pid` hands the session its memory, as the library does with its first request
+// (here it is this process's own).
+inline nicsim::Memory& bind_memory(nicsim::SessionObjects& objects, pid_t pid) {
+    return objects.memories.bind(pid, nicsim::UniqueFd(::open("/proc/self/mem", O_RDWR)));
+}
 
 struct AsyncEvent {
     int fd;
@@ -253,7 +258,7 @@ class Rig {
                                                                             log_,       "session#1",
                                                                             ::getpid(), {}},
           env(nic), data_path_(env) {
-        objects.pid = ::getpid();
+        bind_memory(objects, ::getpid());
         objects.async_fd = kAsyncFd;
         nic.set_data_path(&data_path_);
         ipc::HandleReply r{};

@@ -25,7 +25,7 @@ struct Session {
     explicit Session(Rig& rig)
         : log("session2", std::make_shared<spdlog::sinks::null_sink_mt>()),
           ctx{rig.nic, objects, log, "session#2", ::getpid(), {}} {
-        objects.pid = ::getpid();
+        bind_memory(objects, ::getpid());
         objects.async_fd = kAsyncFd;
     }
     static constexpr int kAsyncFd = 43;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <sys/types.h>
 
 namespace emu::ipc {
 
@@ -24,6 +25,9 @@ class ControlClient {
     void adopt(int fd);
     int fd() const { return fd_; }
     void close();
+    // From now on, the first request each process makes hands the NIC that process's memory
+    // (its /proc/self/mem, see protocol.h): a device context's session.
+    void share_memory() { share_memory_ = true; }
 
     // One request/reply. Returns the verb's result: 0 or a positive errno (a broken session
     // reports EIO). `fds`, when given, receives the descriptors sent with a successful reply
@@ -46,9 +50,15 @@ class ControlClient {
     int call_raw(Op op, const void* req, size_t req_len, void* reply, size_t reply_len,
                  std::string* text, PassedFds* fds);
 
+    // Attaches this process's /proc/self/mem to the request when this process has not sent it
+    // yet; returns the descriptor to close once sent, or -1.
+    int memory_to_send();
+
     int fd_ = -1;
     uint32_t seq_ = 0;
-    std::mutex mutex_; // one call at a time: apps may call verbs from many threads
+    bool share_memory_ = false;
+    pid_t memory_sent_by_ = 0; // the process that last handed over its memory (fork copies it)
+    std::mutex mutex_;         // one call at a time: apps may call verbs from many threads
 };
 
 } // namespace emu::ipc

@@ -108,13 +108,19 @@ struct HelloReq {
 // kinds of descriptor (an async-event socket of that process's own, for the events of the
 // objects it makes; the doorbell eventfd and page again). Requests carry their sender
 // (SO_PASSCRED), so the NIC reaches each process's memory for the objects it makes.
+//
+// Any request may carry one descriptor (SCM_RIGHTS): its sender's /proc/self/mem, opened
+// read-write by that process. The NIC reaches the memory of the MRs the process registers from
+// then on through it, so it can touch nothing the process could not touch itself, and nothing
+// of another process that reuses the pid later. The library sends it with the first request of
+// every process that uses the session (the opener, a child after fork(), an importer).
 struct HelloReply {
     char dev_name[kDevNameLen];
     uint64_t node_guid; // network byte order, as ibv_get_device_guid returns it
     uint32_t session_id;
     uint32_t node_type; // enum ibv_node_type
     uint32_t transport_type;
-    int32_t daemon_pid; // the NIC's process, which DMAs into the app's memory
+    int32_t daemon_pid; // the NIC's process
 };
 
 struct QueryDeviceReply {
