@@ -1,48 +1,18 @@
 // RoCE v2 ICRC: see emu/wire/icrc.h.
 #include "emu/wire/icrc.h"
 
-#include <array>
+#include <isa-l/crc.h>
+
 #include <cstring>
 
 namespace emu::wire {
 
 namespace {
 
-constexpr uint32_t kPoly = 0xEDB88320; // CRC-32 (IEEE 802.3), reflected
-
-// Slicing-by-8 tables: t[0] is the byte-at-a-time table, t[k][b] = CRC of byte b followed by k
-// zero bytes.
-constexpr std::array<std::array<uint32_t, 256>, 8> make_tables() {
-    std::array<std::array<uint32_t, 256>, 8> t{};
-    for (uint32_t b = 0; b < 256; ++b) {
-        uint32_t c = b;
-        for (int i = 0; i < 8; ++i)
-            c = (c & 1) ? (c >> 1) ^ kPoly : c >> 1;
-        t[0][b] = c;
-    }
-    for (size_t k = 1; k < 8; ++k)
-        for (uint32_t b = 0; b < 256; ++b)
-            t[k][b] = (t[k - 1][b] >> 8) ^ t[0][t[k - 1][b] & 0xFF];
-    return t;
-}
-constexpr auto kTables = make_tables();
-
-// The raw register update (no pre/post inversion).
+// The raw register update (no pre/post inversion), by ISA-L's folding CRC (PCLMULQDQ where
+// the CPU has it): the CRC runs over every byte sent and received, twice per packet.
 uint32_t crc_raw(uint32_t c, const uint8_t* p, size_t n) {
-    const auto& t = kTables;
-    while (n >= 8) {
-        uint32_t lo = c ^ (uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 |
-                           uint32_t{p[3]} << 24);
-        uint32_t hi =
-            uint32_t{p[4]} | uint32_t{p[5]} << 8 | uint32_t{p[6]} << 16 | uint32_t{p[7]} << 24;
-        c = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^
-            t[3][hi & 0xFF] ^ t[2][(hi >> 8) & 0xFF] ^ t[1][(hi >> 16) & 0xFF] ^ t[0][hi >> 24];
-        p += 8;
-        n -= 8;
-    }
-    while (n--)
-        c = (c >> 8) ^ t[0][(c ^ *p++) & 0xFF];
-    return c;
+    return n ? ~crc32_gzip_refl(~c, p, n) : c;
 }
 
 inline void put16(uint8_t* p, uint16_t v) {

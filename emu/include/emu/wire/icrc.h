@@ -16,7 +16,7 @@
 namespace emu::wire {
 
 // CRC-32 as zlib's crc32(): crc32_update(0, data, len) == crc32(0, data, len), and
-// crc32_update(crc32_update(0, a, n), b, m) is the CRC of a followed by b. Slicing-by-8.
+// crc32_update(crc32_update(0, a, n), b, m) is the CRC of a followed by b (ISA-L).
 uint32_t crc32_update(uint32_t crc, const uint8_t* data, size_t len);
 
 // The parts of an IPv4 + UDP header the ICRC covers that the flow determines. IHL is 5 (no
