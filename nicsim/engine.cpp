@@ -186,7 +186,8 @@ std::string Engine::counters_json() const {
         return std::string("\"") + name + "\":" + std::to_string(v);
     };
     return "{" + field("tx_packets", c.tx_packets) + "," + field("tx_bytes", c.tx_bytes) + "," +
-           field("rx_packets", c.rx_packets) + "," + field("rx_bytes", c.rx_bytes) + "," +
+           field("tx_datagrams", c.tx_datagrams) + "," + field("rx_datagrams", c.rx_datagrams) +
+           "," + field("rx_packets", c.rx_packets) + "," + field("rx_bytes", c.rx_bytes) + "," +
            field("icrc_errors", c.icrc_errors) + "," + field("malformed", c.malformed) + "," +
            field("unknown_qp", c.unknown_qp) + "," + field("fault_drops", c.fault_drops) + "," +
            field("fault_duplicates", c.fault_duplicates) + "," +

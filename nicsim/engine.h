@@ -32,6 +32,7 @@ class Engine final : public DataPath, public TransportEnv {
 
     // TransportEnv
     uint64_t now_us() override;
+    uint8_t* packet_buffer() override { return link_.packet_buffer(); }
     void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len) override;
     void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len) override;
     void schedule(Qp& qp) override;

@@ -4,11 +4,14 @@
 #include "emu/wire/multicast.h"
 #include "emu/wire/packet.h"
 
+#include <boost/asio/post.hpp>
+
 #include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 
 namespace nicsim {
@@ -16,7 +19,13 @@ namespace nicsim {
 namespace {
 
 constexpr int kBatch = 32;
-constexpr size_t kBufferSize = 9216;
+// A GRO datagram holds up to 64 KiB of packets.
+constexpr size_t kBufferSize = 65536;
+constexpr int kBatchesPerTurn = 8; // then the other sockets of the event loop get their turn
+
+#ifndef UDP_GRO
+constexpr int UDP_GRO = 104;
+#endif
 // A held (reordered) packet goes out after the next one, or after this long.
 constexpr auto kReorderHold = std::chrono::microseconds(200);
 
@@ -33,8 +42,9 @@ sockaddr_in endpoint(uint32_t addr, uint16_t port) {
 UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint16_t port,
                  const FaultConfig& faults, const std::string& pcap_path, spdlog::logger& log,
                  std::vector<uint32_t> hosts)
-    : sock_(io, sock.release()), local_(local), port_(port), hosts_(std::move(hosts)), log_(log),
-      faults_(faults, local.s_addr), faulty_(faults.any()), reorder_timer_(io) {
+    : io_(io), sock_(io, sock.release()), local_(local), port_(port), hosts_(std::move(hosts)),
+      log_(log), faults_(faults, local.s_addr), faulty_(faults.any()), reorder_timer_(io),
+      rx_buffers_(kBatch * kBufferSize) {
     if (std::find(hosts_.begin(), hosts_.end(), local.s_addr) == hosts_.end())
         hosts_.push_back(local.s_addr);
     // Deep buffers: a burst of READ responses must not overflow the receiver at once.
@@ -44,10 +54,16 @@ UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint
     // DF set and IP ID 0 on every packet, so the ICRC (which covers the IP header) is known.
     int pmtu = IP_PMTUDISC_DO;
     ::setsockopt(sock_.native_handle(), IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+    // GSO datagrams from the other hosts arrive whole (on loopback: one skb), their segment size
+    // in a control message.
+    int on = 1;
+    if (::setsockopt(sock_.native_handle(), IPPROTO_UDP, UDP_GRO, &on, sizeof on) < 0)
+        log_.info("UDP GRO not available ({}): packets arrive one by one", std::strerror(errno));
     if (!pcap_path.empty() && !pcap_.open(pcap_path)) log_.error("pcap: {}", pcap_.error());
 }
 
 UdpLink::~UdpLink() {
+    flush();
     if (auto held = reorder_.flush())
         write(held->dst, held->bytes.data(), held->bytes.size(), held->capture);
     pcap_.close();
@@ -62,28 +78,52 @@ void UdpLink::wait_readable() {
     sock_.async_wait(boost::asio::posix::descriptor_base::wait_read,
                      [this](const boost::system::error_code& ec) {
                          if (ec) return;
-                         receive_batch();
+                         for (int turn = 0; turn < kBatchesPerTurn && receive_batch(); ++turn) {
+                         }
                          wait_readable();
                      });
 }
 
-void UdpLink::receive_batch() {
-    static uint8_t buffers[kBatch][kBufferSize];
+bool UdpLink::receive_batch() {
     mmsghdr msgs[kBatch];
     iovec iovs[kBatch];
     sockaddr_in from[kBatch];
+    alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(int))];
     for (int i = 0; i < kBatch; ++i) {
-        iovs[i] = {buffers[i], kBufferSize};
+        iovs[i] = {rx_buffers_.data() + i * kBufferSize, kBufferSize};
         msgs[i] = {};
         msgs[i].msg_hdr.msg_iov = &iovs[i];
         msgs[i].msg_hdr.msg_iovlen = 1;
         msgs[i].msg_hdr.msg_name = &from[i];
         msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+        msgs[i].msg_hdr.msg_control = control[i];
+        msgs[i].msg_hdr.msg_controllen = sizeof control[i];
     }
     int n = ::recvmmsg(sock_.native_handle(), msgs, kBatch, MSG_DONTWAIT, nullptr);
-    if (n <= 0) return;
-    for (int i = 0; i < n; ++i)
-        receive_one(from[i], buffers[i], msgs[i].msg_len);
+    if (n <= 0) return false;
+    for (int i = 0; i < n; ++i) {
+        size_t segment = 0;
+        msghdr& h = msgs[i].msg_hdr;
+        for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
+            if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+                int size;
+                std::memcpy(&size, CMSG_DATA(c), sizeof size);
+                segment = size > 0 ? static_cast<size_t>(size) : 0;
+            }
+        }
+        receive_datagram(from[i], static_cast<uint8_t*>(iovs[i].iov_base), msgs[i].msg_len,
+                         segment);
+    }
+    return n == kBatch;
+}
+
+// One UDP datagram: one packet, or a GRO datagram of packets of `segment` bytes each (the last
+// may be shorter).
+void UdpLink::receive_datagram(const sockaddr_in& from, uint8_t* data, size_t len, size_t segment) {
+    ++counters_.rx_datagrams;
+    if (segment == 0 || segment >= len) return receive_one(from, data, len);
+    for (size_t at = 0; at < len; at += segment)
+        receive_one(from, data + at, std::min(segment, len - at));
 }
 
 void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len) {
@@ -118,6 +158,7 @@ void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len) {
 }
 
 void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture) {
+    flush(); // the burst's packets went first
     ssize_t sent = ::sendto(sock_.native_handle(), data, len, MSG_DONTWAIT,
                             reinterpret_cast<const sockaddr*>(&dst), sizeof dst);
     if (sent < 0) {
@@ -127,6 +168,7 @@ void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, boo
         return;
     }
     ++counters_.tx_packets;
+    ++counters_.tx_datagrams;
     counters_.tx_bytes += len;
     if (capture && pcap_.is_open()) {
         sockaddr_in self = endpoint(local_.s_addr, port_);
@@ -134,11 +176,50 @@ void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, boo
     }
 }
 
+uint8_t* UdpLink::packet_buffer() {
+    if (uint8_t* slot = burst_.next_slot()) return slot;
+    flush();
+    return burst_.next_slot();
+}
+
+void UdpLink::flush() {
+    if (burst_.empty()) return;
+    size_t datagrams = 0;
+    bool gso_failed = false;
+    size_t packets = burst_.size();
+    size_t sent = burst_.send(sock_.native_handle(), port_, gso_, &datagrams, &gso_failed);
+    if (gso_failed) {
+        gso_ = false;
+        log_.info("the kernel refused a UDP GSO send: packets go out one by one from now on");
+    }
+    if (sent < packets)
+        log_.debug("socket buffer full: {} of {} packets lost", packets - sent, packets);
+    counters_.tx_datagrams += datagrams;
+}
+
+// Queues one packet with the burst; the burst goes when this turn of the event loop ends.
+void UdpLink::queue(const sockaddr_in& dst, const uint8_t* data, size_t len) {
+    uint8_t* slot = packet_buffer();
+    if (slot != data) std::memcpy(slot, data, len);
+    burst_.commit(dst.sin_addr.s_addr, len);
+    ++counters_.tx_packets;
+    counters_.tx_bytes += len;
+    if (pcap_.is_open())
+        pcap_.write_udp(endpoint(local_.s_addr, port_), dst, {data, len}, PcapWriter::now());
+    if (!flush_posted_) {
+        flush_posted_ = true;
+        boost::asio::post(io_, [this] {
+            flush_posted_ = false;
+            flush();
+        });
+    }
+}
+
 void UdpLink::send(uint32_t dst_addr, uint8_t* packet, size_t len) {
     sockaddr_in dst = endpoint(dst_addr, port_);
     emu::wire::Ipv4Flow flow{local_.s_addr, dst_addr, port_, port_};
     emu::wire::finish_icrc(flow, packet, len);
-    if (!faulty_) return write(dst, packet, len);
+    if (!faulty_) return queue(dst, packet, len);
     send_faulty(dst, packet, len);
 }
 

@@ -1,14 +1,17 @@
 // The host's wire: RoCE v2 datagrams on its own address, UDP port 4791 (or the one configured,
-// the same for every host of a set). Adds and checks the
-// ICRC, applies the configured faults to every outgoing packet, and records every packet sent
-// and received to the host's pcap when asked. It is also the fabric's multicast replication: a
-// packet to a multicast group goes to every host of the set (this one included) with the group
-// in a trailer (emu/wire/multicast.h), which the receiving link strips.
+// the same for every host of a set). Adds and checks the ICRC, applies the configured faults to
+// every outgoing packet, and records every packet sent and received to the host's pcap when
+// asked. Packets leave in bursts (tx_burst.h): what one turn of the event loop sends goes out
+// when the turn ends, a message's packets in one UDP GSO datagram; what arrives as one UDP GRO
+// datagram is cut back into its packets (UDP_GRO gives the segment size). It is also the fabric's
+// multicast replication: a packet to a multicast group goes to every host of the set (this one
+// included) with the group in a trailer (emu/wire/multicast.h), which the receiving link strips.
 #pragma once
 
 #include "fault_injector.h"
 #include "objects/unique_fd.h"
 #include "pcap_writer.h"
+#include "tx_burst.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -28,6 +31,8 @@ struct LinkCounters {
     uint64_t icrc_errors = 0, malformed = 0, unknown_qp = 0;
     uint64_t fault_drops = 0, fault_duplicates = 0, fault_reorders = 0, fault_corruptions = 0;
     uint64_t mcast_malformed = 0; // DestQP 0xFFFFFF without a valid trailer: dropped
+    uint64_t tx_datagrams = 0;    // UDP sends: with GSO, one carries several packets
+    uint64_t rx_datagrams = 0;    // UDP receives: with GRO, one carries several packets
 };
 
 class UdpLink {
@@ -45,8 +50,14 @@ class UdpLink {
     ~UdpLink();
 
     void start(Receiver on_packet);
-    // Sends `len` bytes (BTH .. pad, then 4 bytes for the ICRC this fills in) to dst:port.
+    // Room for the next packet in the burst (TxBurst::kSlotSize bytes): a packet built here
+    // and then handed to send() is not copied.
+    uint8_t* packet_buffer();
+    // Sends `len` bytes (BTH .. pad, then 4 bytes for the ICRC this fills in) to dst:port, with
+    // the rest of this turn's burst.
     void send(uint32_t dst_addr, uint8_t* packet, size_t len);
+    // Hands the burst to the kernel now (it also goes when the event loop's turn ends).
+    void flush();
     // Sends `len` bytes (as send) to the multicast group `mgid` (16 bytes): the ICRC as for a
     // packet to the group's IPv4 address, captured once, then one copy with the trailer to
     // every host of the set.
@@ -62,14 +73,18 @@ class UdpLink {
         bool capture = true; // false: a multicast copy, captured once before replication
     };
     void wait_readable();
-    void receive_batch();
+    // Receives until the socket is empty or a turn's budget is spent; false when it is empty.
+    bool receive_batch();
+    void receive_datagram(const sockaddr_in& from, uint8_t* data, size_t len, size_t segment);
     void receive_one(const sockaddr_in& from, uint8_t* data, size_t len);
     void write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture = true);
+    void queue(const sockaddr_in& dst, const uint8_t* data, size_t len);
     // `mcast_copy`: a multicast copy with its trailer (not captured; corruption spares the
     // trailer).
     void send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, bool mcast_copy = false);
     void arm_reorder_flush();
 
+    boost::asio::io_context& io_;
     boost::asio::posix::stream_descriptor sock_;
     in_addr local_;
     uint16_t port_; // every host of a set uses the same one
@@ -82,6 +97,10 @@ class UdpLink {
     boost::asio::steady_timer reorder_timer_;
     PcapWriter pcap_;
     LinkCounters counters_;
+    TxBurst burst_;
+    bool flush_posted_ = false;
+    bool gso_ = true; // off once the kernel refuses a GSO send
+    std::vector<uint8_t> rx_buffers_;
 };
 
 } // namespace nicsim

@@ -138,7 +138,7 @@ wire::Modifier modifier_of(uint32_t opcode) {
 // Sends packet op.next_pkt of `op` (for a READ: the request for everything from there on).
 // Returns false when local memory could not be read (the op then fails).
 bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
-    uint8_t buf[kMaxPacket];
+    uint8_t* buf = env.packet_buffer();
     const emu::ipc::SendWqe& w = op.wqe;
     uint32_t mtu = mtu_bytes(qp);
     uint32_t k = op.next_pkt;

@@ -563,7 +563,6 @@ void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uin
 bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
     ResponderState& s = qp.resp;
     uint32_t mtu = mtu_bytes(qp);
-    uint8_t buf[kMaxPacket];
     while (budget > 0 && !s.responses.empty()) {
         ResponseJob& job = s.responses.front();
         if (job.kind != ResponseJob::Kind::Read) {
@@ -577,6 +576,7 @@ bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
             continue;
         }
         bool first = job.psn == job.first_psn, last = job.psn == job.last_psn;
+        uint8_t* buf = env.packet_buffer();
         wire::Headers h;
         h.opcode = *wire::opcode_for(transport_of(qp), wire::Operation::ReadResponse,
                                      wire::position_of(first, last));

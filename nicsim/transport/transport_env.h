@@ -19,6 +19,9 @@ class TransportEnv {
   public:
     virtual ~TransportEnv() = default;
     virtual uint64_t now_us() = 0;
+    // Room for one packet of up to rc::kMaxPacket bytes where the link sends it from: a packet
+    // built here and then handed to transmit() is not copied. Valid until the next call.
+    virtual uint8_t* packet_buffer() = 0;
     // Sends one packet (BTH .. pad, with 4 bytes left for the ICRC) to `dst_addr`
     // (IPv4, network order). The NIC adds the ICRC and the UDP/IP headers.
     virtual void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len) = 0;

@@ -54,7 +54,7 @@ ibv_wc_status send(TransportEnv& env, Qp& qp, SendOp& op) {
     if (op.length > mtu_bytes(env)) return IBV_WC_LOC_LEN_ERR; // UD messages fit one packet
     const Ah* ah = qp.owner ? qp.owner->ahs.get(w.ah) : nullptr;
     if (!ah || ah->pd != qp.pd) return IBV_WC_LOC_QP_OP_ERR;
-    uint8_t buf[rc::kMaxPacket];
+    uint8_t* buf = env.packet_buffer();
     wire::Headers h;
     bool imm = w.opcode == IBV_WR_SEND_WITH_IMM;
     h.opcode = imm ? wire::opcode::kUdSendOnlyImm : wire::opcode::kUdSendOnly;
@@ -138,8 +138,7 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
         std::memcpy(buf + kGrhLength, payload, len);
         std::vector<DmaSegment> segs;
         slice(local, 0, kGrhLength + len, segs);
-        if (env.dma().write(segs, buf, kGrhLength + len) != 0)
-            wc.status = IBV_WC_LOC_PROT_ERR;
+        if (env.dma().write(segs, buf, kGrhLength + len) != 0) wc.status = IBV_WC_LOC_PROT_ERR;
         wc.byte_len = static_cast<uint32_t>(kGrhLength + len);
     }
     rc::post_completion(env, *qp.recv_cq, wc, h.se);

@@ -105,6 +105,7 @@ class FakeEnv final : public nicsim::TransportEnv {
         : nic_(nic), log_("protocol", std::make_shared<spdlog::sinks::null_sink_mt>()) {}
 
     uint64_t now_us() override { return now; }
+    uint8_t* packet_buffer() override { return scratch_; }
     void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len) override {
         uint32_t group;
         std::memcpy(&group, mgid + 12, 4);
@@ -192,6 +193,7 @@ class FakeEnv final : public nicsim::TransportEnv {
     std::vector<AsyncEvent> events;
     int timer_sets = 0;
     FakeDma fake_dma;
+    alignas(8) uint8_t scratch_[nicsim::rc::kMaxPacket];
 
   private:
     nicsim::Nic& nic_;

@@ -1,0 +1,74 @@
+// The packets one turn of the NIC's event loop sends, kept until the turn ends and then handed to
+// the kernel at once (eRPC's tx_burst/tx_flush): one sendmmsg, and the packets of one message to
+// one destination in one UDP GSO super-datagram (UDP_SEGMENT) where their sizes allow — on
+// loopback such a datagram crosses as one skb. Every packet stays its own RoCE datagram on the
+// wire: the kernel cuts the super-datagram exactly at packet boundaries.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace nicsim {
+
+class TxBurst {
+  public:
+    static constexpr size_t kSlots = 256;
+    static constexpr size_t kSlotSize = 4096 + 128; // rc::kMaxPacket: the largest packet
+    // The kernel's limits for one GSO send: UDP_MAX_SEGMENTS, and one IPv4 datagram's payload.
+    static constexpr size_t kMaxSegments = 64;
+    static constexpr size_t kMaxGsoBytes = 65507;
+
+    TxBurst();
+
+    // Room for the next packet; nullptr when the burst is full (send it first).
+    uint8_t* next_slot();
+    // The packet built in next_slot(): `len` bytes to `dst_addr` (IPv4, network order).
+    void commit(uint32_t dst_addr, size_t len);
+    bool empty() const { return packets_.empty(); }
+    size_t size() const { return packets_.size(); }
+    const uint8_t* packet(size_t i) const { return slot(i); }
+    size_t length(size_t i) const { return packets_[i].len; }
+    uint32_t destination(size_t i) const { return packets_[i].dst; }
+
+    // Consecutive packets sent as one datagram: to one address, all of one size except that the
+    // last may be shorter, within the kernel's limits. `segment` is that size (the GSO size).
+    struct Group {
+        size_t first = 0, count = 0;
+        uint32_t dst = 0;
+        uint16_t segment = 0;
+    };
+    // The burst cut into groups (without GSO: one packet each), into `out`.
+    void groups(bool gso, std::vector<Group>& out) const;
+
+    // Sends everything on `fd` to port `port` and empties the burst. Returns how many packets
+    // the kernel took (the rest are lost, as on a congested link); sets *gso_failed when the
+    // kernel refused a GSO send (the caller turns GSO off; those packets went out one by one).
+    size_t send(int fd, uint16_t port, bool gso, size_t* datagrams, bool* gso_failed);
+    void clear() { packets_.clear(); }
+
+  private:
+    struct Packet {
+        uint32_t dst;
+        uint32_t len;
+    };
+    struct Message { // one datagram's address and GSO size
+        sockaddr_in dst;
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint16_t))];
+    };
+    uint8_t* slot(size_t i) { return storage_.data() + i * kSlotSize; }
+    const uint8_t* slot(size_t i) const { return storage_.data() + i * kSlotSize; }
+
+    std::vector<uint8_t> storage_;
+    std::vector<Packet> packets_;
+    // Kept from send to send: the data path allocates nothing per packet.
+    std::vector<iovec> iov_;
+    std::vector<mmsghdr> msgs_;
+    std::vector<Message> meta_;
+    std::vector<Group> groups_;
+};
+
+} // namespace nicsim

@@ -1,0 +1,145 @@
+// TxBurst: the packets of a turn leave in one sendmmsg, consecutive equal-sized packets to one
+// address as one UDP GSO datagram, and the receiver (UDP_GRO on) gets them back cut exactly at
+// the packet boundaries.
+#include "net/tx_burst.h"
+
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <cstring>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <vector>
+
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+using nicsim::TxBurst;
+
+namespace {
+
+uint32_t ip(const char* a) {
+    in_addr x{};
+    ::inet_pton(AF_INET, a, &x);
+    return x.s_addr;
+}
+
+// Queues a packet of `len` bytes whose every byte is `fill`.
+void add(TxBurst& b, uint32_t dst, size_t len, uint8_t fill) {
+    uint8_t* p = b.next_slot();
+    REQUIRE(p);
+    std::memset(p, fill, len);
+    b.commit(dst, len);
+}
+
+struct Receiver {
+    int fd = -1;
+    uint16_t port = 0;
+    Receiver() {
+        fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        sockaddr_in sa{};
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = ip("127.0.0.1");
+        REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+        socklen_t len = sizeof sa;
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+        port = ntohs(sa.sin_port);
+        int on = 1;
+        REQUIRE(::setsockopt(fd, IPPROTO_UDP, UDP_GRO, &on, sizeof on) == 0);
+    }
+    ~Receiver() { ::close(fd); }
+    // One datagram: its bytes and its GRO segment size (0: none given).
+    bool receive(std::vector<uint8_t>& data, int& segment) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 1000) != 1) return false;
+        data.resize(65536);
+        iovec iov{data.data(), data.size()};
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+        msghdr h{};
+        h.msg_iov = &iov;
+        h.msg_iovlen = 1;
+        h.msg_control = control;
+        h.msg_controllen = sizeof control;
+        ssize_t n = ::recvmsg(fd, &h, 0);
+        if (n < 0) return false;
+        data.resize(static_cast<size_t>(n));
+        segment = 0;
+        for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
+            if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO)
+                std::memcpy(&segment, CMSG_DATA(c), sizeof segment);
+        return true;
+    }
+};
+
+} // namespace
+
+TEST_CASE("TxBurst: a message's packets form one GSO group, cut where size or address changes",
+          "[tx_burst]") {
+    TxBurst b;
+    uint32_t a = ip("127.0.0.1"), c = ip("127.0.0.2");
+    add(b, a, 1056, 1); // FIRST (with RETH): a size of its own
+    for (int i = 0; i < 60; ++i)
+        add(b, a, 1040, 2); // MIDDLE packets
+    add(b, a, 500, 3);      // LAST, shorter: still in the group
+    add(b, a, 1040, 4);     // after a short one: a new group
+    add(b, c, 1040, 5);     // another address
+    add(b, c, 28, 6);       // shorter, but the start of a run of its own size:
+    add(b, c, 28, 7);       // a group of its own
+    std::vector<TxBurst::Group> g;
+    b.groups(true, g);
+    REQUIRE(g.size() == 5);
+    CHECK((g[0].first == 0 && g[0].count == 1 && g[0].segment == 1056));
+    CHECK((g[1].first == 1 && g[1].count == 61 && g[1].segment == 1040));
+    CHECK((g[2].first == 62 && g[2].count == 1));
+    CHECK((g[3].first == 63 && g[3].count == 1 && g[3].dst == c && g[3].segment == 1040));
+    CHECK((g[4].first == 64 && g[4].count == 2 && g[4].segment == 28));
+    b.groups(false, g);
+    CHECK(g.size() == b.size()); // without GSO: one datagram per packet
+
+    SECTION("no group beyond the kernel's segment count or 64 KiB") {
+        TxBurst big;
+        for (size_t i = 0; i < TxBurst::kMaxSegments + 1; ++i)
+            add(big, a, 256, 7);
+        big.groups(true, g);
+        REQUIRE(g.size() == 2);
+        CHECK(g[0].count == TxBurst::kMaxSegments);
+        TxBurst wide;
+        for (int i = 0; i < 20; ++i)
+            add(wide, a, 4224, 8);
+        wide.groups(true, g);
+        REQUIRE(g.size() == 2);
+        CHECK(g[0].count * 4224 <= TxBurst::kMaxGsoBytes);
+        CHECK(g[0].count == TxBurst::kMaxGsoBytes / 4224);
+    }
+}
+
+TEST_CASE("TxBurst: a GSO datagram arrives whole and splits exactly into its packets",
+          "[tx_burst]") {
+    Receiver r;
+    int sender = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    REQUIRE(sender >= 0);
+    TxBurst b;
+    uint32_t a = ip("127.0.0.1");
+    for (int i = 0; i < 10; ++i)
+        add(b, a, 1040, static_cast<uint8_t>(i));
+    add(b, a, 300, 10);
+    size_t datagrams = 0;
+    bool gso_failed = false;
+    REQUIRE(b.send(sender, r.port, true, &datagrams, &gso_failed) == 11);
+    CHECK(!gso_failed);
+    CHECK(datagrams == 1);
+    CHECK(b.empty());
+    std::vector<uint8_t> data;
+    int segment = 0;
+    REQUIRE(r.receive(data, segment));
+    REQUIRE(data.size() == 10 * 1040 + 300);
+    CHECK(segment == 1040);
+    for (size_t k = 0; k < 11; ++k)
+        CHECK(data[k * 1040] == k); // each packet's bytes at its own boundary
+    CHECK(data.back() == 10);
+    ::close(sender);
+}
