@@ -29,8 +29,9 @@ template <typename Io> int transfer(uint64_t addr, size_t len, Io io) {
 
 } // namespace
 
-ProcessMemory& ProcessMemory::nic() {
-    static ProcessMemory self(UniqueFd(::open("/proc/self/mem", O_RDWR | O_CLOEXEC)), ::getpid());
+const std::shared_ptr<ProcessMemory>& ProcessMemory::nic() {
+    static const auto self = std::make_shared<ProcessMemory>(
+        UniqueFd(::open("/proc/self/mem", O_RDWR | O_CLOEXEC)), ::getpid());
     return self;
 }
 

@@ -8,6 +8,7 @@
 #include "memory.h"
 #include "objects/unique_fd.h"
 
+#include <memory>
 #include <sys/types.h>
 
 namespace nicsim {
@@ -19,7 +20,7 @@ class ProcessMemory final : public Memory {
 
     // The NIC's own memory (device memory lives in its mappings); should /proc/self/mem not
     // open, every access to it fails.
-    static ProcessMemory& nic();
+    static const std::shared_ptr<ProcessMemory>& nic();
     // Whether `fd` is a /proc/<pid>/mem file; 0 or the errno that says why not.
     static int check_descriptor(int fd);
 

@@ -1,33 +1,20 @@
 #include "dma_engine.h"
 
-#include <cerrno>
-
 namespace nicsim {
-namespace {
 
-template <typename Move> int transfer(std::span<const DmaSegment> segs, size_t len, Move move) {
-    size_t done = 0;
-    for (const DmaSegment& s : segs) {
-        if (s.length == 0) continue;
-        if (!s.memory || s.length > len - done) return EINVAL;
-        if (int err = move(s, done)) return err;
-        done += s.length;
-    }
-    return done == len ? 0 : EINVAL;
+int SegmentDma::read(std::span<const DmaSegment> sg, uint64_t offset, uint8_t* dst, size_t len) {
+    return for_each_piece(sg, offset, len,
+                          [dst](const DmaSegment& s, uint64_t addr, size_t n, size_t at) {
+                              return s.memory->read(addr, dst + at, n);
+                          });
 }
 
-} // namespace
-
-int SegmentDma::read(std::span<const DmaSegment> src, uint8_t* dst, size_t len) {
-    return transfer(src, len, [dst](const DmaSegment& s, size_t at) {
-        return s.memory->read(s.addr, dst + at, s.length);
-    });
-}
-
-int SegmentDma::write(std::span<const DmaSegment> dst, const uint8_t* src, size_t len) {
-    return transfer(dst, len, [src](const DmaSegment& s, size_t at) {
-        return s.memory->write(s.addr, src + at, s.length);
-    });
+int SegmentDma::write(std::span<const DmaSegment> sg, uint64_t offset, const uint8_t* src,
+                      size_t len) {
+    return for_each_piece(sg, offset, len,
+                          [src](const DmaSegment& s, uint64_t addr, size_t n, size_t at) {
+                              return s.memory->write(addr, src + at, n);
+                          });
 }
 
 } // namespace nicsim

@@ -44,7 +44,7 @@ struct Mr {
     Pd* pd = nullptr;
     Dm* dm = nullptr; // an MR on device memory: addr is in the NIC's own mapping
     // Where its bytes are: the registering process's memory (the NIC's own for device memory).
-    Memory* memory = nullptr;
+    std::shared_ptr<Memory> memory;
     uint64_t addr = 0;
     uint64_t length = 0;
     uint64_t iova = 0;

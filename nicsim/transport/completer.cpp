@@ -164,9 +164,7 @@ void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h, con
         return;
     }
     if (len) {
-        std::vector<DmaSegment> segs;
-        slice(op->local, op->response_bytes, len, segs);
-        if (env.dma().write(segs, payload, len) != 0) {
+        if (env.dma().write(op->local, op->response_bytes, payload, len) != 0) {
             op->status = IBV_WC_LOC_PROT_ERR;
             op->done = true;
             return;
@@ -189,9 +187,7 @@ void handle_atomic_ack(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     if (!op || op->wqe.opcode == IBV_WR_RDMA_READ || h.psn != op->first_psn) return;
     acknowledge_through(env, qp, psn_add(op->first_psn, -1));
     uint64_t original = h.atomic_ack; // written back in host order, as verbs apps read it
-    std::vector<DmaSegment> segs;
-    slice(op->local, 0, 8, segs);
-    if (env.dma().write(segs, reinterpret_cast<const uint8_t*>(&original), 8) != 0)
+    if (env.dma().write(op->local, 0, reinterpret_cast<const uint8_t*>(&original), 8) != 0)
         op->status = IBV_WC_LOC_PROT_ERR;
     op->done = true;
     --qp.req.reads_outstanding;

@@ -54,20 +54,4 @@ uint64_t mr_address(const Mr& mr, uint64_t va) {
     return mr.addr + (va - mr.iova);
 }
 
-void slice(const std::vector<DmaSegment>& sg, uint64_t offset, uint64_t len,
-           std::vector<DmaSegment>& out) {
-    out.clear();
-    for (const DmaSegment& s : sg) {
-        if (len == 0) break;
-        if (offset >= s.length) {
-            offset -= s.length;
-            continue;
-        }
-        uint64_t take = std::min<uint64_t>(s.length - offset, len);
-        out.push_back({s.addr + offset, take, s.memory});
-        len -= take;
-        offset = 0;
-    }
-}
-
 } // namespace nicsim

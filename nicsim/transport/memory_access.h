@@ -31,8 +31,4 @@ Mr* check_remote(const Nic& nic, const Pd* pd, uint32_t qpn, uint32_t rkey, uint
 // The address in the owner's memory of remote address `va` of `mr`.
 uint64_t mr_address(const Mr& mr, uint64_t va);
 
-// The segments covering bytes [offset, offset + len) of a scatter/gather list.
-void slice(const std::vector<DmaSegment>& sg, uint64_t offset, uint64_t len,
-           std::vector<DmaSegment>& out);
-
 } // namespace nicsim

@@ -54,9 +54,7 @@ bool deliver(TransportEnv& env, const Target& t, const uint8_t* frame, size_t le
     }
     if (wc.status == IBV_WC_SUCCESS && capacity < len) wc.status = IBV_WC_LOC_LEN_ERR;
     if (wc.status == IBV_WC_SUCCESS) {
-        std::vector<DmaSegment> segs;
-        slice(local, 0, len, segs);
-        if (env.dma().write(segs, frame, len) != 0) wc.status = IBV_WC_LOC_PROT_ERR;
+        if (env.dma().write(local, 0, frame, len) != 0) wc.status = IBV_WC_LOC_PROT_ERR;
         wc.byte_len = static_cast<uint32_t>(len);
     }
     rc::post_completion(env, *t.cq, wc, false);
@@ -70,7 +68,7 @@ ibv_wc_status send(TransportEnv& env, Qp& qp, SendOp& op) {
     std::vector<uint8_t> frame(op.length);
     if (!op.inline_data.empty()) {
         std::memcpy(frame.data(), op.inline_data.data(), op.length);
-    } else if (env.dma().read(op.local, frame.data(), op.length) != 0) {
+    } else if (env.dma().read(op.local, 0, frame.data(), op.length) != 0) {
         return IBV_WC_LOC_PROT_ERR;
     }
     ++qp.counters.tx_packets;

@@ -190,9 +190,7 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
         if (!op.inline_data.empty()) {
             std::memcpy(payload, op.inline_data.data() + offset, payload_len);
         } else if (payload_len) {
-            std::vector<DmaSegment> segs;
-            slice(op.local, offset, payload_len, segs);
-            if (env.dma().read(segs, payload, payload_len) != 0) return false;
+            if (env.dma().read(op.local, offset, payload, payload_len) != 0) return false;
         }
         ++op.next_pkt;
     }

@@ -258,9 +258,7 @@ bool execute_send(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8
         return false;
     }
     if (len) {
-        std::vector<DmaSegment> segs;
-        slice(r.local, r.received, len, segs);
-        if (env.dma().write(segs, payload, len) != 0) {
+        if (env.dma().write(r.local, r.received, payload, len) != 0) {
             fatal(env, qp, h, wire::NakCode::RemoteOperationalError, IBV_WC_LOC_PROT_ERR,
                   IBV_EVENT_QP_FATAL);
             return false;
@@ -309,7 +307,7 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
         Mr* mr = check_remote(env.nic(), target_of(env, qp).pd, qp.qpn, s.write_rkey, s.write_va,
                               len, IBV_ACCESS_REMOTE_WRITE);
         DmaSegment seg{mr ? mr_address(*mr, s.write_va) : 0, len, mr ? mr->memory : nullptr};
-        if (!mr || env.dma().write({&seg, 1}, payload, len) != 0) {
+        if (!mr || env.dma().write({&seg, 1}, 0, payload, len) != 0) {
             fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                   IBV_EVENT_QP_ACCESS_ERR);
             return false;
@@ -375,7 +373,7 @@ bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     // One NIC thread executes every atomic of this host: atomic with respect to each other.
     DmaSegment seg{mr_address(*mr, a.va), 8, mr->memory};
     uint64_t original;
-    if (env.dma().read({&seg, 1}, reinterpret_cast<uint8_t*>(&original), 8) != 0) {
+    if (env.dma().read({&seg, 1}, 0, reinterpret_cast<uint8_t*>(&original), 8) != 0) {
         fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
               IBV_EVENT_QP_ACCESS_ERR);
         return false;
@@ -387,7 +385,7 @@ bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
         value = original + a.swap_add;
     }
     if (value != original &&
-        env.dma().write({&seg, 1}, reinterpret_cast<uint8_t*>(&value), 8) != 0) {
+        env.dma().write({&seg, 1}, 0, reinterpret_cast<uint8_t*>(&value), 8) != 0) {
         fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
               IBV_EVENT_QP_ACCESS_ERR);
         return false;
@@ -588,7 +586,8 @@ bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
             Mr* mr = check_remote(env.nic(), target_of(env, qp, job.srqn).pd, qp.qpn, job.rkey,
                                   job.va, len, IBV_ACCESS_REMOTE_READ);
             DmaSegment seg{mr ? mr_address(*mr, job.va) : 0, len, mr ? mr->memory : nullptr};
-            if (!mr || env.dma().read({&seg, 1}, buf + wire::header_length(h.opcode), len) != 0) {
+            if (!mr ||
+                env.dma().read({&seg, 1}, 0, buf + wire::header_length(h.opcode), len) != 0) {
                 s.responses.clear();
                 fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                       IBV_EVENT_QP_ACCESS_ERR);

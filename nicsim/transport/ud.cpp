@@ -71,7 +71,7 @@ ibv_wc_status send(TransportEnv& env, Qp& qp, SendOp& op) {
     if (!op.inline_data.empty()) {
         std::memcpy(payload, op.inline_data.data(), op.length);
     } else if (op.length) {
-        if (env.dma().read(op.local, payload, op.length) != 0) return IBV_WC_LOC_PROT_ERR;
+        if (env.dma().read(op.local, 0, payload, op.length) != 0) return IBV_WC_LOC_PROT_ERR;
     }
     size_t len = wire::build_in_place(h, op.length, buf);
     ++qp.counters.tx_packets;
@@ -136,9 +136,7 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
         uint8_t buf[kGrhLength + rc::kMaxPacket];
         make_grh(buf, src_addr, dst_addr, packet_len);
         std::memcpy(buf + kGrhLength, payload, len);
-        std::vector<DmaSegment> segs;
-        slice(local, 0, kGrhLength + len, segs);
-        if (env.dma().write(segs, buf, kGrhLength + len) != 0) wc.status = IBV_WC_LOC_PROT_ERR;
+        if (env.dma().write(local, 0, buf, kGrhLength + len) != 0) wc.status = IBV_WC_LOC_PROT_ERR;
         wc.byte_len = static_cast<uint32_t>(kGrhLength + len);
     }
     rc::post_completion(env, *qp.recv_cq, wc, h.se);

@@ -62,7 +62,7 @@ int reg_dm_mr(VerbContext& c, const ipc::RegDmMrReq& q, ipc::RegMrReply& r) {
     mr->pd = pd;
     mr->dm = dm;
     // The NIC reaches it in its own mapping, through its own memory like any app's.
-    mr->memory = &ProcessMemory::nic();
+    mr->memory = ProcessMemory::nic();
     mr->addr = reinterpret_cast<uint64_t>(dm->memory.data()) + q.dm_offset;
     mr->length = q.length;
     mr->iova = 0;

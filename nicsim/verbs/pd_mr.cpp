@@ -45,8 +45,8 @@ namespace {
 
 // The memory the sender of this request handed to the NIC; nullptr (and why, in the log) when
 // it never did: a client that is not rdmaemu's libibverbs.
-Memory* caller_memory(VerbContext& c) {
-    Memory* m = c.objects.memories.of(c.pid);
+std::shared_ptr<Memory> caller_memory(VerbContext& c) {
+    std::shared_ptr<Memory> m = c.objects.memories.of(c.pid);
     if (!m)
         c.log.warn("{} pid {} asked for memory access without handing its memory to the NIC "
                    "(its /proc/self/mem, sent by rdmaemu's libibverbs): EFAULT",
@@ -62,11 +62,11 @@ int reg_mr(VerbContext& c, const ipc::RegMrReq& q, ipc::RegMrReply& r) {
     if (int err = emu::check_mr_access(q.access)) return err;
     if (int err = check_range(q.addr, q.length, q.access)) return err;
     if (c.nic.totals().mr >= limits::kMaxMr) return ENOMEM;
-    Memory* memory = caller_memory(c);
+    std::shared_ptr<Memory> memory = caller_memory(c);
     if (!memory) return EFAULT;
     auto mr = std::make_unique<Mr>();
     mr->pd = pd;
-    mr->memory = memory;
+    mr->memory = std::move(memory);
     mr->addr = q.addr;
     mr->length = q.length;
     mr->iova = q.iova;
@@ -97,7 +97,7 @@ int rereg_mr(VerbContext& c, const ipc::ReregMrReq& q, ipc::ReregMrReply& r) {
     }
     if ((q.flags & IBV_REREG_MR_CHANGE_ACCESS))
         if (int err = emu::check_mr_access(q.access)) return err;
-    Memory* memory = mr->memory;
+    std::shared_ptr<Memory> memory = mr->memory;
     if ((q.flags & IBV_REREG_MR_CHANGE_TRANSLATION)) {
         if (int err = check_range(q.addr, q.length, q.access)) return err;
         // The new range is in the caller's memory (another process, after an import).
@@ -111,7 +111,7 @@ int rereg_mr(VerbContext& c, const ipc::ReregMrReq& q, ipc::ReregMrReply& r) {
     }
     if (q.flags & IBV_REREG_MR_CHANGE_ACCESS) mr->access = q.access;
     if (q.flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-        mr->memory = memory;
+        mr->memory = std::move(memory);
         mr->addr = q.addr;
         mr->length = q.length;
         mr->iova = q.iova;

@@ -23,7 +23,7 @@ std::vector<uint8_t> dm_range(const nicsim::Dm& dm, uint64_t offset, size_t n) {
 }
 
 const nicsim::Memory* nic_memory() {
-    return &nicsim::ProcessMemory::nic();
+    return nicsim::ProcessMemory::nic().get();
 }
 
 bool all_in(const std::vector<const nicsim::Memory*>& memories, const nicsim::Memory* memory) {
@@ -43,7 +43,7 @@ TEST_CASE("device memory: a zero-based DM MR as a local SGE", "[dm]") {
     nicsim::Dm& dm = rig.alloc_dm(4096);
     Mr& mr = rig.reg_dm_mr(dm, 1024, 2048, IBV_ACCESS_LOCAL_WRITE);
     CHECK(mr.iova == 0);
-    CHECK(mr.memory == nic_memory());
+    CHECK(mr.memory.get() == nic_memory());
     auto data = pattern(300, 9);
 
     SECTION("SEND from it") {

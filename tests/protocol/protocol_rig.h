@@ -54,43 +54,49 @@ struct Sent {
 // memory the engines meant.
 class FakeDma final : public nicsim::DmaEngine {
   public:
-    int read(std::span<const nicsim::DmaSegment> src, uint8_t* dst, size_t len) override {
-        if (fail) return EFAULT;
-        size_t done = 0;
-        for (const nicsim::DmaSegment& s : src) {
-            memories.push_back(s.memory);
-            CHECK(done + s.length <= len);
-            if (done + s.length > len) return EINVAL;
-            std::memcpy(dst + done, reinterpret_cast<const void*>(s.addr), s.length);
-            done += s.length;
-        }
-        CHECK(done == len); // the engines pass segments that add up to len
-        ++reads;
-        return 0;
+    int read(std::span<const nicsim::DmaSegment> sg, uint64_t offset, uint8_t* dst,
+             size_t len) override {
+        return move(
+            sg, offset, len,
+            [dst](uint64_t addr, size_t n, size_t at) {
+                std::memcpy(dst + at, reinterpret_cast<const void*>(addr), n);
+            },
+            reads);
     }
-    int write(std::span<const nicsim::DmaSegment> dst, const uint8_t* src, size_t len) override {
-        if (fail) return EFAULT;
-        size_t done = 0;
-        for (const nicsim::DmaSegment& s : dst) {
-            memories.push_back(s.memory);
-            CHECK(done + s.length <= len);
-            if (done + s.length > len) return EINVAL;
-            std::memcpy(reinterpret_cast<void*>(s.addr), src + done, s.length);
-            done += s.length;
-        }
-        CHECK(done == len);
-        ++writes;
-        return 0;
+    int write(std::span<const nicsim::DmaSegment> sg, uint64_t offset, const uint8_t* src,
+              size_t len) override {
+        return move(
+            sg, offset, len,
+            [src](uint64_t addr, size_t n, size_t at) {
+                std::memcpy(reinterpret_cast<void*>(addr), src + at, n);
+            },
+            writes);
     }
     bool fail = false;
     int reads = 0, writes = 0;
     std::vector<const nicsim::Memory*> memories;
+
+  private:
+    template <typename Copy>
+    int move(std::span<const nicsim::DmaSegment> sg, uint64_t offset, size_t len, Copy copy,
+             int& count) {
+        if (fail) return EFAULT;
+        int err = nicsim::for_each_piece(
+            sg, offset, len, [&](const nicsim::DmaSegment& s, uint64_t addr, size_t n, size_t at) {
+                memories.push_back(s.memory.get());
+                copy(addr, n, at);
+                return 0;
+            });
+        CHECK(err == 0); // the engines pass lists that cover the transfer
+        if (err == 0) ++count;
+        return err;
+    }
 };
 
 // Process `pid` hands the session its memory, as the library does with its first request
 // (here it is this process's own).
 inline nicsim::Memory& bind_memory(nicsim::SessionObjects& objects, pid_t pid) {
-    return objects.memories.bind(pid, nicsim::UniqueFd(::open("/proc/self/mem", O_RDWR)));
+    return *objects.memories.bind(pid, nicsim::UniqueFd(::open("/proc/self/mem", O_RDWR)));
 }
 
 struct AsyncEvent {
