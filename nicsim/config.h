@@ -2,6 +2,7 @@
 #pragma once
 
 #include "net/fault_injector.h"
+#include "net/pcap_writer.h"
 
 #include <netinet/in.h>
 #include <optional>
@@ -21,6 +22,7 @@ struct Config {
         4791;              // RoCE v2's; another where Linux Soft-RoCE holds 4791 on all addresses
     FaultConfig faults;    // applied to every outgoing packet
     std::string pcap_file; // every packet sent and received, when set
+    uint64_t pcap_limit = PcapWriter::kNoLimit; // the capture stops before passing this size
     // --peers: every host of the set (network order; this one may be among them), where the
     // fabric delivers multicast packets. Empty: this host only.
     std::vector<uint32_t> hosts;
