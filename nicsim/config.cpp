@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include "emu/uid_list.h"
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstdio>
@@ -16,6 +18,7 @@ void usage(const char* why) {
                  "               [--name emu0] [--log-level trace|debug|info|warn|error]\n"
                  "               [--mtu 256|512|1024|2048|4096] [--udp-port N]\n"
                  "               [--pcap FILE] [--pcap-limit BYTES]   (capture stops there)\n"
+                 "               [--allow-uid UID[,UID...]]   (besides ours and root)\n"
                  "               [--peers A.B.C.D,...]   (every host of the set, for multicast)\n"
                  "               [--drop P] [--duplicate P] [--reorder P] [--corrupt P]\n"
                  "               [--delay-us D] [--seed S]   (P: probability 0..1)\n"
@@ -106,6 +109,13 @@ std::optional<Config> parse_args(int argc, char** argv) {
                 return std::nullopt;
             }
             c.pcap_limit = v;
+        } else if (opt == "--allow-uid") {
+            auto uids = emu::parse_uid_list(value);
+            if (!uids) {
+                usage(("--allow-uid wants UID[,UID...], not " + value).c_str());
+                return std::nullopt;
+            }
+            c.allowed_uids = *uids;
         } else if (opt == "--drop" || opt == "--duplicate" || opt == "--reorder" ||
                    opt == "--corrupt") {
             auto p = parse_probability(value);

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <exception>
 #include <sys/resource.h>
+#include <unistd.h>
 
 namespace {
 
@@ -73,7 +74,10 @@ int main(int argc, char** argv) {
                              *log, config->hosts);
         nicsim::Engine engine(io, nic, link, *log);
         nic.set_data_path(&engine);
-        nicsim::ControlServer server(io, nic, *log, config->socket_path);
+        // Shared with --allow-uid: the socket lets everyone connect, the uid check decides.
+        const mode_t socket_mode = config->allowed_uids.empty() ? 0600 : 0666;
+        nicsim::ControlServer server(io, nic, *log, config->socket_path, socket_mode,
+                                     nicsim::PeerUidPolicy(::geteuid(), config->allowed_uids));
         boost::asio::signal_set signals(io, SIGINT, SIGTERM);
         signals.async_wait([&](const boost::system::error_code&, int sig) {
             log->info("signal {}: shutting down", sig);
