@@ -57,8 +57,7 @@ constexpr OptionSpec kOptions[] = {
               "stop each capture before it passes BYTES (whole packets; default: no limit)",
               ValueKind::count64),
     to_daemon("allow-uid", "UIDS",
-              "a deliberately shared set: these users (comma-separated uids) may use the hosts "
-              "too, besides you and root",
+              "let these users (uids, comma-separated) use the hosts too: a shared set",
               ValueKind::uid_list),
     to_daemon("udp-port", "N",
               "UDP port of the hosts' RoCE v2 traffic (default 4791; another one where Linux "
