@@ -1,6 +1,9 @@
 #include "config.h"
 
+#include "emu/uid_list.h"
+
 #include <arpa/inet.h>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,7 +16,9 @@ void usage(const char* why) {
                  "nicsimd: %s\n"
                  "usage: nicsimd --address A.B.C.D --socket PATH --log-file PATH\n"
                  "               [--name emu0] [--log-level trace|debug|info|warn|error]\n"
-                 "               [--mtu 256|512|1024|2048|4096] [--pcap FILE] [--udp-port N]\n"
+                 "               [--mtu 256|512|1024|2048|4096] [--udp-port N]\n"
+                 "               [--pcap FILE] [--pcap-limit BYTES]   (capture stops there)\n"
+                 "               [--allow-uid UID[,UID...]]   (besides ours and root)\n"
                  "               [--peers A.B.C.D,...]   (every host of the set, for multicast)\n"
                  "               [--drop P] [--duplicate P] [--reorder P] [--corrupt P]\n"
                  "               [--delay-us D] [--seed S]   (P: probability 0..1)\n"
@@ -95,6 +100,22 @@ std::optional<Config> parse_args(int argc, char** argv) {
             }
         } else if (opt == "--pcap") {
             c.pcap_file = value;
+        } else if (opt == "--pcap-limit") {
+            char* end = nullptr;
+            errno = 0;
+            unsigned long long v = std::strtoull(value.c_str(), &end, 10);
+            if (value.empty() || *end || value[0] == '-' || errno == ERANGE) {
+                usage(("--pcap-limit wants a size in bytes, not " + value).c_str());
+                return std::nullopt;
+            }
+            c.pcap_limit = v;
+        } else if (opt == "--allow-uid") {
+            auto uids = emu::parse_uid_list(value);
+            if (!uids) {
+                usage(("--allow-uid wants UID[,UID...], not " + value).c_str());
+                return std::nullopt;
+            }
+            c.allowed_uids = *uids;
         } else if (opt == "--drop" || opt == "--duplicate" || opt == "--reorder" ||
                    opt == "--corrupt") {
             auto p = parse_probability(value);

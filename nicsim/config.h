@@ -2,10 +2,12 @@
 #pragma once
 
 #include "net/fault_injector.h"
+#include "net/pcap_writer.h"
 
 #include <netinet/in.h>
 #include <optional>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace nicsim {
@@ -21,6 +23,10 @@ struct Config {
         4791;              // RoCE v2's; another where Linux Soft-RoCE holds 4791 on all addresses
     FaultConfig faults;    // applied to every outgoing packet
     std::string pcap_file; // every packet sent and received, when set
+    uint64_t pcap_limit = PcapWriter::kNoLimit; // the capture stops before passing this size
+    // --allow-uid: uids besides ours and root that may open control sessions (a deliberately
+    // shared set); the control socket is then 0666 instead of 0600, the uid check is the gate.
+    std::vector<uid_t> allowed_uids;
     // --peers: every host of the set (network order; this one may be among them), where the
     // fabric delivers multicast packets. Empty: this host only.
     std::vector<uint32_t> hosts;

@@ -6,10 +6,10 @@
 #include "net/roce_port.h"
 #include "net/udp_link.h"
 #include "nic.h"
+#include "private_log_sink.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
@@ -18,6 +18,27 @@
 #include <cstring>
 #include <exception>
 #include <sys/resource.h>
+#include <unistd.h>
+
+namespace {
+
+// 3 files of 64 MiB: enough for a long trace-level run, bounded on a small disk.
+constexpr uint64_t kLogFileBytes = 64ull << 20;
+constexpr int kLogFiles = 3;
+
+// The capture, when asked for; a file or directory refused is fatal, as for the log and socket.
+std::optional<nicsim::PcapWriter> open_capture(const nicsim::Config& config, spdlog::logger& log) {
+    nicsim::PcapWriter pcap;
+    if (config.pcap_file.empty()) return pcap;
+    // Called once: the capture stopped at its limit or on a write error.
+    auto on_stop = [&log](const std::string& why) { log.warn("pcap: {}", why); };
+    if (pcap.open(config.pcap_file, config.pcap_limit, on_stop)) return pcap;
+    log.error("fatal: cannot capture: {}", pcap.error());
+    std::fprintf(stderr, "nicsimd: cannot capture: %s\n", pcap.error().c_str());
+    return std::nullopt;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
     auto config = nicsim::parse_args(argc, argv);
@@ -26,7 +47,9 @@ int main(int argc, char** argv) {
 
     std::shared_ptr<spdlog::logger> log;
     try {
-        log = spdlog::basic_logger_mt("nicsimd", config->log_file);
+        log = std::make_shared<spdlog::logger>(
+            "nicsimd",
+            std::make_shared<nicsim::PrivateLogSink>(config->log_file, kLogFileBytes, kLogFiles));
     } catch (const std::exception& e) {
         std::fprintf(stderr, "nicsimd: cannot open log %s: %s\n", config->log_file.c_str(),
                      e.what());
@@ -41,15 +64,20 @@ int main(int argc, char** argv) {
         log->info("running at normal priority ({}): busy-polling apps may slow the NIC down",
                   std::strerror(errno));
 
+    auto pcap = open_capture(*config, *log);
+    if (!pcap) return 1;
     try {
         boost::asio::io_context io;
         nicsim::Nic nic(*config);
         nicsim::UdpLink link(io, nicsim::bind_roce_port(config->address, config->udp_port),
-                             config->address, config->udp_port, config->faults, config->pcap_file,
+                             config->address, config->udp_port, config->faults, std::move(*pcap),
                              *log, config->hosts);
         nicsim::Engine engine(io, nic, link, *log);
         nic.set_data_path(&engine);
-        nicsim::ControlServer server(io, nic, *log, config->socket_path);
+        // Shared with --allow-uid: the socket lets everyone connect, the uid check decides.
+        const mode_t socket_mode = config->allowed_uids.empty() ? 0600 : 0666;
+        nicsim::ControlServer server(io, nic, *log, config->socket_path, socket_mode,
+                                     nicsim::PeerUidPolicy(::geteuid(), config->allowed_uids));
         boost::asio::signal_set signals(io, SIGINT, SIGTERM);
         signals.async_wait([&](const boost::system::error_code&, int sig) {
             log->info("signal {}: shutting down", sig);

@@ -2,18 +2,28 @@
 
 #include "status_json.h"
 
+#include "emu/private_files.h"
+
 #include <boost/asio/error.hpp>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <fcntl.h>
 #include <stdexcept>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <utility>
 
 namespace nicsim {
 
 namespace {
+
+// A peer refused over and over must not flush the log away: this many refusal lines a second at
+// most; the next line counts those left out.
+constexpr int kRefusalLinesPerSecond = 10;
 
 sockaddr_un unix_address(const std::string& path) {
     sockaddr_un addr{};
@@ -32,13 +42,33 @@ bool someone_listens(const sockaddr_un& addr) {
     return live;
 }
 
-int listen_on(const std::string& path) {
+// Removes the socket a daemon that died left at `name` in the checked directory `dir`; anything
+// else there is not ours to remove.
+void clear_stale_socket(int dir, const std::string& name, const std::string& path) {
+    struct stat st {};
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return; // nothing there
+    if (!S_ISSOCK(st.st_mode))
+        throw std::runtime_error(path + " exists and is not a socket; not replacing it");
+    if (::unlinkat(dir, name.c_str(), 0) != 0 && errno != ENOENT)
+        throw std::runtime_error("cannot remove the stale socket " + path + ": " +
+                                 std::strerror(errno));
+}
+
+int listen_on(const std::string& path, mode_t mode) {
     sockaddr_un addr = unix_address(path);
+    auto [dir_path, name] = emu::split_path(path);
+    emu::Opened dir = emu::open_private_dir(dir_path);
+    if (!dir.fd) throw std::runtime_error("refusing the control socket's directory: " + dir.error);
     if (someone_listens(addr)) throw std::runtime_error("another nicsimd serves " + path);
-    ::unlink(path.c_str()); // a stale socket from a daemon that died
+    clear_stale_socket(dir.fd.get(), name, path);
     int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0 || ::listen(fd, 64) < 0) {
+    // bind() makes the socket file 0777 & ~umask, so this umask gives exactly `mode`. The
+    // daemon is one thread: nothing else creates files meanwhile.
+    const mode_t old_umask = ::umask(0777 & ~mode);
+    int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::umask(old_umask);
+    if (rc < 0 || ::listen(fd, 64) < 0) {
         int err = errno;
         ::close(fd);
         throw std::runtime_error("cannot listen on " + path + ": " + std::strerror(err));
@@ -49,8 +79,9 @@ int listen_on(const std::string& path) {
 } // namespace
 
 ControlServer::ControlServer(boost::asio::io_context& io, Nic& nic, spdlog::logger& log,
-                             std::string path)
-    : io_(io), nic_(nic), log_(log), path_(std::move(path)), listener_(io, listen_on(path_)) {
+                             std::string path, mode_t mode, PeerUidPolicy policy)
+    : io_(io), nic_(nic), log_(log), path_(std::move(path)), policy_(std::move(policy)),
+      listener_(io, listen_on(path_, mode)) {
     accept_next();
 }
 
@@ -72,7 +103,9 @@ void ControlServer::accept_next() {
                              if (ec == boost::asio::error::operation_aborted) return;
                              int fd = ::accept4(listener_.native_handle(), nullptr, nullptr,
                                                 SOCK_NONBLOCK | SOCK_CLOEXEC);
-                             if (fd >= 0) {
+                             if (fd >= 0 && !peer_allowed(fd)) {
+                                 ::close(fd);
+                             } else if (fd >= 0) {
                                  auto s = std::make_shared<Session>(
                                      io_, nic_, log_, fd, [this] { return status_json(); },
                                      [this](Session& done) { sessions_.erase(done.id()); });
@@ -83,6 +116,34 @@ void ControlServer::accept_next() {
                              }
                              accept_next();
                          });
+}
+
+bool ControlServer::peer_allowed(int fd) {
+    ucred peer{};
+    socklen_t len = sizeof peer;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0) {
+        log_.warn("control connection refused: cannot read its credentials (SO_PEERCRED): {}",
+                  std::strerror(errno));
+        return false;
+    }
+    if (policy_.allows(peer.uid)) return true;
+    auto now = std::chrono::steady_clock::now();
+    if (now - refusal_window_ >= std::chrono::seconds(1)) {
+        refusal_window_ = now;
+        refusal_lines_ = 0;
+    }
+    if (refusal_lines_ == kRefusalLinesPerSecond) {
+        ++refusals_not_logged_;
+        return false;
+    }
+    ++refusal_lines_;
+    log_.warn("control connection from uid {} (pid {}) refused: only {} may use this NIC "
+              "(rdmaemu up --allow-uid adds uids){}",
+              peer.uid, peer.pid, policy_.describe(),
+              refusals_not_logged_ ? fmt::format("; {} more refused, not logged",
+                                                 std::exchange(refusals_not_logged_, 0))
+                                   : "");
+    return false;
 }
 
 std::string ControlServer::status_json() const {

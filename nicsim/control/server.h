@@ -1,6 +1,7 @@
 // The control socket: accepts sessions and keeps the live ones for status.
 #pragma once
 
+#include "control/peer_uid_policy.h"
 #include "nic.h"
 #include "session.h"
 
@@ -8,6 +9,8 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <spdlog/logger.h>
 
+#include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,9 +19,12 @@ namespace nicsim {
 
 class ControlServer {
   public:
-    // Binds `path` (SOCK_SEQPACKET). Throws std::runtime_error when another daemon serves it or
-    // it cannot be bound.
-    ControlServer(boost::asio::io_context& io, Nic& nic, spdlog::logger& log, std::string path);
+    // Binds `path` (SOCK_SEQPACKET) with exactly `mode`, in a directory only its owner reaches
+    // (emu/private_files.h). Throws std::runtime_error saying why when the directory is refused,
+    // another daemon serves `path`, something else is there, or it cannot be bound. Connections
+    // from uids `policy` does not allow are closed at once and logged.
+    ControlServer(boost::asio::io_context& io, Nic& nic, spdlog::logger& log, std::string path,
+                  mode_t mode, PeerUidPolicy policy);
     ~ControlServer();
 
     // The host's status: device, address and the live sessions with their object counts.
@@ -28,11 +34,17 @@ class ControlServer {
 
   private:
     void accept_next();
+    // Whether the peer of the accepted `fd` may open a session; logs a refusal.
+    bool peer_allowed(int fd);
 
     boost::asio::io_context& io_;
     Nic& nic_;
     spdlog::logger& log_;
     std::string path_;
+    PeerUidPolicy policy_;
+    std::chrono::steady_clock::time_point refusal_window_{};
+    int refusal_lines_ = 0;            // refusals logged in the second from refusal_window_
+    uint64_t refusals_not_logged_ = 0; // since the last line
     boost::asio::posix::stream_descriptor listener_;
     std::map<uint32_t, std::shared_ptr<Session>> sessions_;
 };

@@ -54,24 +54,44 @@ PcapWriter::~PcapWriter() {
     close();
 }
 
+void PcapWriter::stopped(const std::string& why) {
+    if (auto handler = std::exchange(on_stop_, nullptr)) handler(why);
+}
+
 bool PcapWriter::fail(const std::string& what, int err) {
     if (!failed_) {
         error_ = path_ + ": " + what + (err ? std::string(": ") + std::strerror(err) : "");
         failed_ = true;
     }
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+    fd_.reset();
     buffer_.clear();
+    stopped(error_);
     return false;
 }
 
-bool PcapWriter::open(const std::string& path) {
+bool PcapWriter::stop_at_limit() {
+    if (!close()) return false; // a failed flush has said why already
+    limit_reached_ = true;
+    stopped(path_ + ": capture limit of " + std::to_string(limit_) +
+            " bytes reached; later packets are not captured");
+    return false;
+}
+
+bool PcapWriter::open(const std::string& path, uint64_t limit_bytes, StopHandler on_stop) {
     close();
     failed_ = false;
+    limit_reached_ = false;
     error_.clear();
+    on_stop_ = nullptr;
     path_ = path;
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) return fail("cannot create", errno);
+    emu::Opened file = emu::create_private_file(path, O_WRONLY, 0600);
+    if (!file.fd) {
+        error_ = file.error;
+        failed_ = true;
+        return false;
+    }
+    fd_ = std::move(file.fd);
+    limit_ = limit_bytes;
     buffer_.clear();
     buffer_.reserve(kBufferSize);
     put_le32(buffer_, kMagicNanoseconds);
@@ -81,13 +101,16 @@ bool PcapWriter::open(const std::string& path) {
     put_le32(buffer_, 0); // sigfigs
     put_le32(buffer_, kSnaplen);
     put_le32(buffer_, kLinktypeEthernet);
-    return flush(); // an unwritable file shows at once
+    file_bytes_ = buffer_.size();
+    if (!flush()) return false; // an unwritable file shows at once
+    on_stop_ = std::move(on_stop);
+    return true;
 }
 
 bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
                            std::span<const uint8_t> payload, std::chrono::nanoseconds timestamp,
                            const uint8_t* dst_mac) {
-    if (fd_ < 0) // never opened, closed, or failed
+    if (!fd_) // never opened, closed, failed or stopped at the limit
         return false;
     if (payload.size() > kMaxUdpPayload) {
         error_ = path_ + ": a " + std::to_string(payload.size()) +
@@ -95,6 +118,8 @@ bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
         return false;
     }
     const size_t frame_len = kHeadersLen + payload.size();
+    if (file_bytes_ + kRecordHeaderLen + frame_len > limit_) return stop_at_limit();
+    file_bytes_ += kRecordHeaderLen + frame_len;
     if (buffer_.size() + kRecordHeaderLen + frame_len > kBufferSize && !flush()) return false;
 
     const int64_t ns = timestamp.count() < 0 ? 0 : timestamp.count();
@@ -146,7 +171,7 @@ bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
 
 bool PcapWriter::write_all(const uint8_t* data, size_t len) {
     while (len > 0) {
-        ssize_t n = ::write(fd_, data, len);
+        ssize_t n = ::write(fd_.get(), data, len);
         if (n < 0) {
             if (errno == EINTR) continue;
             return fail("write failed", errno);
@@ -158,19 +183,17 @@ bool PcapWriter::write_all(const uint8_t* data, size_t len) {
 }
 
 bool PcapWriter::flush() {
-    if (failed_ || fd_ < 0) return false;
+    if (failed_ || !fd_) return false;
     if (!write_all(buffer_.data(), buffer_.size())) return false;
     buffer_.clear();
     return true;
 }
 
 bool PcapWriter::close() {
-    if (fd_ < 0) return !failed_;
+    if (!fd_) return !failed_;
     bool ok = flush();
-    if (fd_ >= 0) { // still open unless the flush failed
-        const int fd = std::exchange(fd_, -1);
-        if (::close(fd) != 0 && ok) ok = fail("close failed", errno);
-    }
+    if (fd_ && ::close(fd_.release()) != 0 && ok) // still open unless the flush failed
+        ok = fail("close failed", errno);
     return ok;
 }
 

@@ -12,15 +12,25 @@
 // IP_PMTUDISC_DO socket sends it (version 4, IHL 5, TOS 0, ID 0, DF, TTL 64, protocol 17, valid
 // header checksum); UDP with a valid checksum.
 //
+// The file is created new, 0600, in a directory only its owner reaches (emu/private_files.h):
+// never through a symbolic link, never truncating another file. An optional size limit stops the
+// capture before the record that would take the file past it, so the file is always a valid
+// capture of the first packets (the start of a connection is what tells most).
+//
 // Not thread-safe: one writer per host, used from its event loop. Writes are buffered and go to
 // the file when the buffer fills, on flush() and on close(). Errors never throw: the first
-// failure closes the file, sets error(), and that call and every later one return false, so the
-// caller logs once, when a call first returns false.
+// failure closes the file, sets error(), and that call and every later one return false. When
+// the capture stops after a successful open (limit reached or a write failed), the stop handler
+// given to open() is called once, with the reason, for the caller to log.
 #pragma once
+
+#include "emu/private_files.h"
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <netinet/in.h>
 #include <span>
 #include <string>
@@ -35,20 +45,28 @@ class PcapWriter {
     static constexpr uint32_t kSnaplen = 262144;
     // An IPv4 datagram holds at most 65535 bytes: 20 of IPv4 header, 8 of UDP header.
     static constexpr size_t kMaxUdpPayload = 65535 - 20 - 8;
+    static constexpr uint64_t kNoLimit = std::numeric_limits<uint64_t>::max();
+
+    using StopHandler = std::function<void(const std::string& why)>;
 
     PcapWriter() = default;
     ~PcapWriter();
+    PcapWriter(PcapWriter&&) = default;
+    PcapWriter& operator=(PcapWriter&&) = delete; // would drop the buffered records
     PcapWriter(const PcapWriter&) = delete;
     PcapWriter& operator=(const PcapWriter&) = delete;
 
-    // Creates (or truncates) `path` and writes the global header. Closes any open file first.
-    bool open(const std::string& path);
+    // Creates `path` (a regular file of ours left there is replaced; anything else refused) and
+    // writes the global header. The file never grows past `limit_bytes` (header included).
+    // Closes any open file first.
+    bool open(const std::string& path, uint64_t limit_bytes = kNoLimit, StopHandler on_stop = {});
 
     // Appends one UDP datagram from `src` to `dst` (addresses and ports in network byte order,
     // as sockets use them) carrying `payload`, stamped `timestamp` since the Unix epoch.
     // `dst_mac`, when given, is the Ethernet destination (a multicast group's MAC).
-    // Returns false when the writer is not open (never opened, closed, or failed) or the
-    // payload exceeds kMaxUdpPayload (that one sets error() but keeps the file open).
+    // Returns false when the writer is not open (never opened, closed, failed or stopped at its
+    // limit) or the payload exceeds kMaxUdpPayload (that one sets error() but keeps the file
+    // open).
     bool write_udp(const sockaddr_in& src, const sockaddr_in& dst, std::span<const uint8_t> payload,
                    std::chrono::nanoseconds timestamp, const uint8_t* dst_mac = nullptr);
 
@@ -57,22 +75,30 @@ class PcapWriter {
     // Flushes and closes; true when everything written so far reached the file. Idempotent.
     bool close();
 
-    bool is_open() const { return fd_ >= 0; }
+    bool is_open() const { return static_cast<bool>(fd_); }
     // Why the first failing call failed; empty while nothing failed.
     const std::string& error() const { return error_; }
+    // The capture stopped because the next record would have passed the limit.
+    bool limit_reached() const { return limit_reached_; }
 
     // CLOCK_REALTIME, the clock pcap timestamps are read against.
     static std::chrono::nanoseconds now();
 
   private:
     bool fail(const std::string& what, int err);
+    bool stop_at_limit();
+    void stopped(const std::string& why);
     bool write_all(const uint8_t* data, size_t len);
 
-    int fd_ = -1;
+    emu::OwnedFd fd_;
     bool failed_ = false;
+    bool limit_reached_ = false;
     std::string error_;
     std::string path_;
     std::vector<uint8_t> buffer_;
+    uint64_t limit_ = kNoLimit;
+    uint64_t file_bytes_ = 0; // header and records accepted so far, buffered or written
+    StopHandler on_stop_;
 };
 
 } // namespace nicsim

@@ -40,11 +40,11 @@ sockaddr_in endpoint(uint32_t addr, uint16_t port) {
 } // namespace
 
 UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint16_t port,
-                 const FaultConfig& faults, const std::string& pcap_path, spdlog::logger& log,
+                 const FaultConfig& faults, PcapWriter pcap, spdlog::logger& log,
                  std::vector<uint32_t> hosts)
     : io_(io), sock_(io, sock.release()), local_(local), port_(port), hosts_(std::move(hosts)),
       log_(log), faults_(faults, local.s_addr), faulty_(faults.any()), reorder_timer_(io),
-      rx_buffers_(kBatch * kBufferSize) {
+      pcap_(std::move(pcap)), rx_buffers_(kBatch * kBufferSize) {
     if (std::find(hosts_.begin(), hosts_.end(), local.s_addr) == hosts_.end())
         hosts_.push_back(local.s_addr);
     // Deep buffers: a burst of READ responses must not overflow the receiver at once.
@@ -59,7 +59,6 @@ UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint
     int on = 1;
     if (::setsockopt(sock_.native_handle(), IPPROTO_UDP, UDP_GRO, &on, sizeof on) < 0)
         log_.info("UDP GRO not available ({}): packets arrive one by one", std::strerror(errno));
-    if (!pcap_path.empty() && !pcap_.open(pcap_path)) log_.error("pcap: {}", pcap_.error());
 }
 
 UdpLink::~UdpLink() {

@@ -43,9 +43,9 @@ class UdpLink {
                                         const uint8_t* mgid)>;
 
     // `hosts`: the addresses (network order) of every host of the set, where multicast packets
-    // go; this host is added when missing.
+    // go; this host is added when missing. `pcap`: the capture, opened or not.
     UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint16_t port,
-            const FaultConfig& faults, const std::string& pcap_path, spdlog::logger& log,
+            const FaultConfig& faults, PcapWriter pcap, spdlog::logger& log,
             std::vector<uint32_t> hosts = {});
     ~UdpLink();
 

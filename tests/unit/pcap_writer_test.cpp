@@ -1,15 +1,20 @@
 #include "net/pcap_writer.h"
 
+#include "temp_dir.h"
+
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
 #include <array>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -18,18 +23,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A file name in the temp dir, removed when the test ends.
+// A file name in a private temp dir, removed with it when the test ends.
 struct TempFile {
+    TempDir dir;
     fs::path path;
-    explicit TempFile(const char* tag) {
-        static int counter = 0;
-        path = fs::temp_directory_path() /
-               ("rdmaemu_pcap_" + std::string(tag) + "_" + std::to_string(getpid()) + "_" +
-                std::to_string(counter++) + ".pcap");
-    }
-    ~TempFile() {
-        std::error_code ec;
-        fs::remove(path, ec);
+    explicit TempFile(const char* tag) : dir(std::string("pcap_") + tag) {
+        path = dir.path / "capture.pcap";
     }
 };
 
@@ -203,20 +202,42 @@ TEST_CASE("pcap: errors are reported, never thrown", "[pcap]") {
         PcapWriter w;
         CHECK_FALSE(w.open("/nonexistent-dir/x.pcap"));
         CHECK_FALSE(w.is_open());
-        CHECK(w.error().find("/nonexistent-dir/x.pcap") != std::string::npos);
+        CHECK(w.error().find("/nonexistent-dir") != std::string::npos);
         CHECK_FALSE(w.write_udp(a, b, payload, PcapWriter::now()));
         CHECK_FALSE(w.close());
     }
-    SECTION("disk full: the first failing call reports it, later calls just return false") {
-        if (!fs::exists("/dev/full")) return;
+    SECTION("a full disk: the first failing call reports it, later calls just return false") {
+        // A file size limit stands in for the full disk: writes past it fail with EFBIG.
+        TempFile file("full");
+        rlimit old{};
+        REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+        auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+        rlimit small = old;
+        small.rlim_cur = 1000;
+        REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+        int stops = 0;
+        std::string stop_reason;
         PcapWriter w;
-        CHECK_FALSE(w.open("/dev/full"));
+        bool opened = w.open(file.path.string(), PcapWriter::kNoLimit, [&](const std::string& why) {
+            ++stops;
+            stop_reason = why;
+        });
+        bool wrote = opened && w.write_udp(a, b, std::vector<uint8_t>(2000), PcapWriter::now());
+        bool flushed = w.flush();
         const std::string first = w.error();
-        CHECK(first.find("No space") != std::string::npos);
-        CHECK_FALSE(w.write_udp(a, b, payload, PcapWriter::now()));
-        CHECK_FALSE(w.flush());
-        CHECK_FALSE(w.close());
+        bool later_write = w.write_udp(a, b, payload, PcapWriter::now());
+        bool closed = w.close();
+        setrlimit(RLIMIT_FSIZE, &old);
+        std::signal(SIGXFSZ, old_handler);
+        CHECK(opened);
+        CHECK(wrote); // buffered
+        CHECK_FALSE(flushed);
+        CHECK(first.find("File too large") != std::string::npos);
+        CHECK_FALSE(later_write);
+        CHECK_FALSE(closed);
         CHECK(w.error() == first);
+        CHECK(stops == 1); // told once, with the reason
+        CHECK(stop_reason == first);
     }
     SECTION("a payload too big for IPv4 is refused, the file stays usable") {
         TempFile file("big");
@@ -229,6 +250,72 @@ TEST_CASE("pcap: errors are reported, never thrown", "[pcap]") {
         CHECK(w.write_udp(a, b, big, PcapWriter::now()));
         CHECK(w.close());
         CHECK(fs::file_size(file.path) == 24 + 16 + 42 + big.size());
+    }
+}
+
+TEST_CASE("pcap: the limit stops the capture at a whole record, once", "[pcap]") {
+    TempFile file("limit");
+    auto a = endpoint("127.0.0.1", 1000), b = endpoint("127.0.0.2", 4791);
+    const std::vector<uint8_t> payload(100, 7);
+    const uint64_t record = 16 + 42 + 100;
+    const uint64_t limit = 24 + 2 * record + record / 2; // room for two records and a half
+    std::vector<std::string> stops;
+    PcapWriter w;
+    REQUIRE(
+        w.open(file.path.string(), limit, [&](const std::string& why) { stops.push_back(why); }));
+    CHECK(w.write_udp(a, b, payload, PcapWriter::now()));
+    CHECK(w.write_udp(a, b, payload, PcapWriter::now()));
+    CHECK_FALSE(w.limit_reached());
+    CHECK_FALSE(w.write_udp(a, b, payload, PcapWriter::now())); // would pass the limit
+    CHECK(w.limit_reached());
+    CHECK_FALSE(w.is_open());
+    CHECK_FALSE(w.write_udp(a, b, std::vector<uint8_t>(1), PcapWriter::now())); // stays stopped
+    REQUIRE(stops.size() == 1);
+    CHECK(stops[0].find("capture limit of " + std::to_string(limit) + " bytes reached") !=
+          std::string::npos);
+    CHECK(w.error().empty()); // a limit is not an error
+    CHECK(w.close());
+    CHECK(fs::file_size(file.path) == 24 + 2 * record);
+}
+
+TEST_CASE("pcap: the file is new and 0600 whatever the umask, never written through a link",
+          "[pcap]") {
+    TempDir dir("pcap_files");
+    const std::string path = dir / "host1.pcap";
+    SECTION("umask 000 still gives 0600") {
+        mode_t old = umask(0);
+        PcapWriter w;
+        bool opened = w.open(path);
+        umask(old);
+        REQUIRE(opened);
+        struct stat st {};
+        REQUIRE(stat(path.c_str(), &st) == 0);
+        CHECK((st.st_mode & 07777) == 0600);
+    }
+    SECTION("a capture of ours from an earlier run is replaced, not appended to") {
+        { std::ofstream(path) << std::string(5000, 'x'); }
+        PcapWriter w;
+        REQUIRE(w.open(path));
+        REQUIRE(w.close());
+        CHECK(fs::file_size(path) == 24);
+    }
+    SECTION("a symbolic link there is refused and its target untouched") {
+        const std::string victim = dir / "victim";
+        { std::ofstream(victim) << "secret"; }
+        fs::create_symlink(victim, path);
+        PcapWriter w;
+        CHECK_FALSE(w.open(path));
+        CHECK(w.error().find(path + " is a symbolic link (to " + victim + ")") !=
+              std::string::npos);
+        CHECK(fs::file_size(victim) == 6);
+        CHECK(fs::is_symlink(path));
+    }
+    SECTION("a directory others can write is refused") {
+        fs::permissions(dir.path, fs::perms::all);
+        PcapWriter w;
+        CHECK_FALSE(w.open(path));
+        CHECK(w.error().find("is writable by group or others (mode 0777)") != std::string::npos);
+        CHECK_FALSE(fs::exists(path));
     }
 }
 

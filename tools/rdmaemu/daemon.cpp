@@ -45,7 +45,7 @@ bool port_held_on_all_addresses(int port) {
     return try_bind(INADDR_ANY, port) == EADDRINUSE;
 }
 
-pid_t spawn_detached(const std::vector<std::string>& argv, const std::string& log) {
+pid_t spawn_detached(const std::vector<std::string>& argv, int output_fd) {
     // Everything the child needs is prepared here: after fork only async-signal-safe calls.
     std::vector<char*> cargv;
     for (const auto& a : argv)
@@ -53,12 +53,6 @@ pid_t spawn_detached(const std::vector<std::string>& argv, const std::string& lo
     cargv.push_back(nullptr);
     int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (null_fd < 0) return -errno;
-    int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd < 0) {
-        int err = errno;
-        ::close(null_fd);
-        return -err;
-    }
     pid_t pid = ::fork();
     if (pid == 0) {
         ::setsid();
@@ -69,8 +63,8 @@ pid_t spawn_detached(const std::vector<std::string>& argv, const std::string& lo
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
         ::dup2(null_fd, STDIN_FILENO);
-        ::dup2(log_fd, STDOUT_FILENO);
-        ::dup2(log_fd, STDERR_FILENO);
+        ::dup2(output_fd, STDOUT_FILENO);
+        ::dup2(output_fd, STDERR_FILENO);
         ::execv(cargv[0], cargv.data());
         const char msg[] = "rdmaemu: cannot execute nicsimd\n";
         [[maybe_unused]] auto n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
@@ -78,7 +72,6 @@ pid_t spawn_detached(const std::vector<std::string>& argv, const std::string& lo
     }
     int err = errno;
     ::close(null_fd);
-    ::close(log_fd);
     return pid < 0 ? -err : pid;
 }
 

@@ -22,9 +22,9 @@ std::optional<int> pick_subnet(int port);
 bool port_held_on_all_addresses(int port);
 
 // Starts `argv` (argv[0] is the program's path) in a new session, stdin from /dev/null and
-// stdout/stderr appended to `log`, so it outlives rdmaemu and its terminal. Returns the pid or
-// -errno.
-pid_t spawn_detached(const std::vector<std::string>& argv, const std::string& log);
+// stdout/stderr to `output_fd` (the daemon's log), so it outlives rdmaemu and its terminal.
+// Returns the pid or -errno.
+pid_t spawn_detached(const std::vector<std::string>& argv, int output_fd);
 
 struct ReadyResult {
     bool ready = false;

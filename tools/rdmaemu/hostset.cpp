@@ -1,11 +1,14 @@
 #include "hostset.h"
 
 #include "emu/paths.h"
+#include "emu/private_files.h"
 #include "options.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -74,6 +77,20 @@ void wait_gone(const std::vector<HostEntry>& hosts, std::chrono::milliseconds li
     }
 }
 
+// `text` as a new file `path` (emu/private_files.h) with exactly `mode`.
+std::optional<std::string> write_private(const std::string& path, const std::string& text,
+                                         mode_t mode) {
+    emu::Opened file = emu::create_private_file(path, O_WRONLY, mode);
+    if (!file.fd) return file.error;
+    for (size_t at = 0; at < text.size();) {
+        ssize_t n = ::write(file.fd.get(), text.data() + at, text.size() - at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return "cannot write " + path + ": " + std::strerror(errno);
+        at += static_cast<size_t>(n);
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 std::string hosts_record_path(const std::string& runtime) {
@@ -100,26 +117,23 @@ std::vector<HostEntry> load_hosts(const std::string& runtime) {
     return hosts;
 }
 
-int save_hosts(const std::string& runtime, const std::vector<HostEntry>& hosts) {
+std::optional<std::string> save_hosts(const std::string& runtime,
+                                      const std::vector<HostEntry>& hosts, mode_t mode) {
+    std::ostringstream out;
+    out << "# rdmaemu hosts (tab-separated): host address device pid socket log\n";
+    for (const auto& h : hosts)
+        out << h.index << '\t' << h.address << '\t' << h.device << '\t' << h.pid << '\t' << h.socket
+            << '\t' << h.log << '\n';
     std::string path = hosts_record_path(runtime);
     std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << "# rdmaemu hosts (tab-separated): host address device pid socket log\n";
-        for (const auto& h : hosts)
-            out << h.index << '\t' << h.address << '\t' << h.device << '\t' << h.pid << '\t'
-                << h.socket << '\t' << h.log << '\n';
-        out.flush();
-        if (!out) return EIO;
-    }
-    return ::rename(tmp.c_str(), path.c_str()) == 0 ? 0 : errno;
+    if (auto err = write_private(tmp, out.str(), mode)) return err;
+    if (::rename(tmp.c_str(), path.c_str()) != 0)
+        return "cannot rename " + tmp + ": " + std::strerror(errno);
+    return std::nullopt;
 }
 
-int write_pid_file(const std::string& runtime, int host, pid_t pid) {
-    std::ofstream out(pid_file_path(runtime, host), std::ios::trunc);
-    out << pid << '\n';
-    out.flush();
-    return out ? 0 : EIO;
+std::optional<std::string> write_pid_file(const std::string& runtime, int host, pid_t pid) {
+    return write_private(pid_file_path(runtime, host), std::to_string(pid) + "\n", 0600);
 }
 
 const HostEntry* find_host(const std::vector<HostEntry>& hosts, int index) {
@@ -129,7 +143,8 @@ const HostEntry* find_host(const std::vector<HostEntry>& hosts, int index) {
 }
 
 bool daemon_alive(const HostEntry& host) {
-    if (host.pid <= 0 || ::kill(host.pid, 0) != 0) return false;
+    // EPERM: alive, but another user's (root's daemons of a shared set, seen by its users).
+    if (host.pid <= 0 || (::kill(host.pid, 0) != 0 && errno != EPERM)) return false;
     std::ifstream in("/proc/" + std::to_string(host.pid) + "/cmdline", std::ios::binary);
     std::string arg;
     while (std::getline(in, arg, '\0'))

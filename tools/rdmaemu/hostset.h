@@ -4,7 +4,9 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <vector>
 
@@ -26,9 +28,11 @@ std::string log_file_path(const std::string& runtime, int host);
 // The recorded set, or, without a record (an `up` killed half-way), the hosts whose pid files
 // remain. Empty when nothing was started here.
 std::vector<HostEntry> load_hosts(const std::string& runtime);
-// Writes the record atomically. Returns 0 or an errno.
-int save_hosts(const std::string& runtime, const std::vector<HostEntry>& hosts);
-int write_pid_file(const std::string& runtime, int host, pid_t pid);
+// Writes the record atomically, a new file with exactly `mode`. Returns an error message.
+std::optional<std::string> save_hosts(const std::string& runtime,
+                                      const std::vector<HostEntry>& hosts, mode_t mode);
+// A new pid file, 0600. Returns an error message.
+std::optional<std::string> write_pid_file(const std::string& runtime, int host, pid_t pid);
 
 const HostEntry* find_host(const std::vector<HostEntry>& hosts, int index);
 

@@ -1,5 +1,7 @@
 #include "options.h"
 
+#include "emu/uid_list.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -36,6 +38,9 @@ std::optional<std::string> check_kind(ValueKind kind, const std::string& value) 
     case ValueKind::count64:
         if (is_unsigned_number<uint64_t>(value)) return std::nullopt;
         return "a whole number from 0 to " + std::to_string(std::numeric_limits<uint64_t>::max());
+    case ValueKind::uid_list:
+        if (emu::parse_uid_list(value)) return std::nullopt;
+        return "user ids separated by commas, e.g. 1000,1001";
     }
     return std::nullopt;
 }

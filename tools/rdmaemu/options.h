@@ -18,6 +18,7 @@ enum class ValueKind {
     probability, // a decimal number from 0 to 1 ("0", "0.05", "1", "5e-2")
     count,       // a whole number >= 0 that fits in 32 bits
     count64,     // a whole number >= 0 that fits in 64 bits
+    uid_list,    // user ids separated by commas ("1000,1001")
 };
 
 struct OptionSpec {

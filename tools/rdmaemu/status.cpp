@@ -7,11 +7,13 @@
 #include "locations.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 namespace rdmaemu {
 
@@ -29,12 +31,25 @@ struct HostStatus {
     std::optional<Json> doc;
 };
 
+// Why host `h` gave no status: `err` from connecting (not `connected`) or from the requests.
+std::string why_no_answer(const HostEntry& h, bool connected, int err) {
+    if (!daemon_alive(h)) return "daemon gone";
+    // EIO: the connection closed or timed out. A daemon closes it at once for a uid it does not
+    // let in (nicsim/control/server.cpp), which is worth a hint.
+    if (connected && err == EIO)
+        return "daemon alive but gave no status (it closes connections from uids other than its "
+               "own, root and --allow-uid ones; yours is " +
+               std::to_string(::geteuid()) + "; see its log)";
+    return "daemon alive but not answering: " + std::string(std::strerror(err));
+}
+
 HostStatus query(const HostEntry& h) {
     HostStatus s;
     s.entry = &h;
     emu::ipc::ControlClient client;
     int err = client.connect(h.socket);
-    if (err == 0) {
+    const bool connected = err == 0;
+    if (connected) {
         // A daemon that accepts but never answers must not hang status.
         timeval tv{2, 0};
         ::setsockopt(client.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -44,9 +59,7 @@ HostStatus query(const HostEntry& h) {
         if (err == 0) err = client.call_text(emu::ipc::Op::Status, s.raw);
     }
     if (err != 0) {
-        s.error = daemon_alive(h)
-                      ? "daemon alive but not answering: " + std::string(std::strerror(err))
-                      : "daemon gone";
+        s.error = why_no_answer(h, connected, err);
         return s;
     }
     s.up = true;

@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "daemon.h"
 #include "emu/paths.h"
+#include "emu/private_files.h"
 #include "hostset.h"
 #include "locations.h"
 
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -51,6 +53,12 @@ constexpr OptionSpec kOptions[] = {
     to_daemon("seed", "S", "seed of the fault decisions: same seed, same faults (default 0)",
               ValueKind::count64),
     {"pcap", "DIR", "capture each host's packets, sent and received, to DIR/host<i>.pcap"},
+    to_daemon("pcap-limit", "BYTES",
+              "stop each capture before it passes BYTES (whole packets; default: no limit)",
+              ValueKind::count64),
+    to_daemon("allow-uid", "UIDS",
+              "let these users (uids, comma-separated) use the hosts too: a shared set",
+              ValueKind::uid_list),
     to_daemon("udp-port", "N",
               "UDP port of the hosts' RoCE v2 traffic (default 4791; another one where Linux "
               "Soft-RoCE holds 4791)",
@@ -66,19 +74,27 @@ int fail(const std::string& msg) {
     return kExitFailure;
 }
 
-// The runtime directory must be ours: another user's /tmp/rdmaemu-<uid> could capture our
-// sockets and logs.
-std::optional<std::string> prepare_runtime_dir(const std::string& runtime) {
-    std::error_code ec;
-    if (!fs::exists(runtime, ec)) {
-        fs::create_directories(runtime, ec);
-        if (ec) return "cannot create " + runtime + ": " + ec.message();
-        ::chmod(runtime.c_str(), 0700);
-    }
-    struct stat st {};
-    if (::stat(runtime.c_str(), &st) != 0) return runtime + ": " + std::strerror(errno);
-    if (!S_ISDIR(st.st_mode)) return runtime + " is not a directory";
-    if (st.st_uid != ::getuid()) return runtime + " belongs to another user";
+// Modes of the runtime and host directories and of the record: owner only, or for a shared set
+// (--allow-uid) reachable by name (others open the sockets, the daemons check their uid) and
+// still not listable or writable. Logs, pid files and captures are 0600 either way.
+struct SetModes {
+    mode_t dirs;
+    mode_t record;
+};
+
+SetModes set_modes(const ParsedArgs& args) {
+    return args.has("allow-uid") ? SetModes{0711, 0644} : SetModes{0700, 0600};
+}
+
+// `path`, made when missing, else checked (emu/private_files.h: another user's directory, a
+// symbolic link or one others can write could capture our sockets and logs); set to `mode`
+// on each start, since it is rdmaemu's own.
+std::optional<std::string> prepare_own_dir(const std::string& path, mode_t mode,
+                                           const std::string& what) {
+    emu::Opened dir = emu::make_private_dir(path, mode);
+    if (!dir.fd) return "refusing the " + what + ": " + dir.error;
+    if (::fchmod(dir.fd.get(), mode) != 0)
+        return "cannot set the mode of " + path + ": " + std::strerror(errno);
     return std::nullopt;
 }
 
@@ -97,16 +113,16 @@ std::string pcap_path(const std::string& dir, int host) {
     return (fs::path(dir) / ("host" + std::to_string(host) + ".pcap")).string();
 }
 
-// The --pcap directory, absolute (the daemons need not share our cwd) and created; or an error.
+// The --pcap directory, absolute (the daemons need not share our cwd), made when missing (0700)
+// and checked as the runtime directory is; or an error.
 std::optional<std::string> prepare_pcap_dir(const std::string& dir, std::string& abs) {
     std::error_code ec;
     fs::path p = fs::absolute(dir, ec);
     if (ec) return "--pcap " + dir + ": " + ec.message();
     abs = p.lexically_normal().string();
     if (abs.size() > 1 && abs.back() == '/') abs.pop_back();
-    fs::create_directories(p, ec);
-    if (ec) return "cannot create --pcap directory " + abs + ": " + ec.message();
-    if (!fs::is_directory(p, ec)) return "--pcap " + abs + " is not a directory";
+    emu::Opened opened = emu::make_private_dir(abs, 0700);
+    if (!opened.fd) return "refusing the --pcap directory: " + opened.error;
     if (::access(abs.c_str(), W_OK) != 0)
         return "cannot write to --pcap directory " + abs + ": " + std::strerror(errno);
     return std::nullopt;
@@ -150,36 +166,51 @@ std::vector<std::string> daemon_argv(const ParsedArgs& args, const std::string& 
     return argv;
 }
 
+// Each host's directory, checked or made, and its log, new: all of them before any daemon starts.
+// The logs are the daemons' stdout and stderr. Returns an error message.
+std::optional<std::string> prepare_hosts(const std::string& runtime, int count, mode_t dir_mode,
+                                         std::vector<emu::OwnedFd>& logs) {
+    for (int i = 1; i <= count; ++i) {
+        if (auto err = prepare_own_dir(emu::host_dir(runtime, i), dir_mode,
+                                       "host directory of host " + std::to_string(i)))
+            return err;
+        emu::Opened log =
+            emu::create_private_file(log_file_path(runtime, i), O_WRONLY | O_APPEND, 0600);
+        if (!log.fd) return "refusing host " + std::to_string(i) + "'s log: " + log.error;
+        logs.push_back(std::move(log.fd));
+    }
+    return std::nullopt;
+}
+
 // Starts every host, then waits for each; on any failure stops them all.
 int start_hosts(const ParsedArgs& args, const std::string& runtime, int count, int subnet,
                 const std::string& pcap_dir, std::vector<HostEntry>& hosts) {
+    const SetModes modes = set_modes(args);
+    std::vector<emu::OwnedFd> logs;
+    if (auto err = prepare_hosts(runtime, count, modes.dirs, logs)) return fail(*err);
     for (int i = 1; i <= count; ++i) {
-        std::error_code ec;
-        fs::create_directories(emu::host_dir(runtime, i), ec);
         HostEntry h{i,
                     "127.0." + std::to_string(subnet) + "." + std::to_string(i),
                     std::string(kDevice),
                     0,
                     emu::host_socket_path(runtime, i),
                     log_file_path(runtime, i)};
-        fs::remove(h.socket, ec);
-        fs::resize_file(h.log, 0, ec); // a fresh log per start; missing is fine
         pid_t pid = spawn_detached(
             daemon_argv(args, runtime, h.address, i, pcap_dir, set_addresses(subnet, count)),
-            h.log);
+            logs[static_cast<size_t>(i - 1)].get());
         if (pid < 0) {
             stop_daemons(hosts, kStopGrace);
             remove_host_files(runtime, hosts);
             return fail("cannot start nicsimd: " + std::string(std::strerror(-pid)));
         }
         h.pid = pid;
-        write_pid_file(runtime, i, pid);
         hosts.push_back(h);
+        if (auto err = write_pid_file(runtime, i, pid))
+            std::fprintf(stderr, "rdmaemu up: %s\n", err->c_str());
     }
     // Recorded before the wait, so that `down` finds them even if this process dies now.
-    if (int err = save_hosts(runtime, hosts))
-        std::fprintf(stderr, "rdmaemu up: cannot write %s: %s\n",
-                     hosts_record_path(runtime).c_str(), std::strerror(err));
+    if (auto err = save_hosts(runtime, hosts, modes.record))
+        std::fprintf(stderr, "rdmaemu up: %s\n", err->c_str());
     for (const auto& h : hosts) {
         ReadyResult r = wait_ready(h.socket, h.pid, kReadyLimit);
         if (r.ready) continue;
@@ -239,12 +270,15 @@ int up(const ParsedArgs& args) {
         return fail("runtime directory path too long for a unix socket: " + runtime);
     if (::access(nicsimd_path().c_str(), X_OK) != 0)
         return fail("nicsimd not found at " + nicsimd_path() + " (build the nicsimd target)");
-    if (auto err = prepare_runtime_dir(runtime)) return fail(*err);
+    if (auto err = prepare_own_dir(runtime, set_modes(args).dirs, "runtime directory"))
+        return fail(*err + " (remove it, or set RDMAEMU_RUNTIME_DIR to a directory of your own)");
     if (auto err = refuse_if_up(runtime)) return fail(*err);
     std::string pcap_dir;
     if (auto dir = args.get("pcap")) {
         if (dir->empty()) return fail("--pcap wants a directory");
         if (auto err = prepare_pcap_dir(*dir, pcap_dir)) return fail(*err);
+    } else if (args.has("pcap-limit")) {
+        return fail("--pcap-limit limits a capture: it needs --pcap DIR");
     }
     int port = kRoceV2Port;
     if (auto text = args.get("udp-port")) {
@@ -271,7 +305,8 @@ int up(const ParsedArgs& args) {
 } // namespace
 
 const CommandDef kUpCommand = {"up",
-                               "--hosts N [--mtu M] [--log-level L] [fault options] [--pcap DIR]",
+                               "--hosts N [--mtu M] [--log-level L] [fault options] [--pcap DIR "
+                               "[--pcap-limit BYTES]] [--allow-uid UIDS]",
                                "start N emulated hosts (nicsimd daemons on 127.0.S.1..N)",
                                kOptions,
                                false,

@@ -1,19 +1,34 @@
-// Memory keys (lkey/rkey): 32-bit values with an unguessable part, unique per device.
+// Memory keys (lkey/rkey): 32-bit values from a cryptographic generator, unique per device.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <unordered_set>
 
 namespace emu {
 
-// Hands out keys that are unique among the live ones and hard to guess: each key is drawn from
-// a fast PRNG (xoroshiro128+) seeded from getrandom(), never 0 and never 0xFFFFFFFF (values
-// some apps use as "no key"). Not a CSPRNG: unguessable to a peer, not to cryptanalysis.
+// 32-bit words from the kernel's CSPRNG (getrandom(2)), fetched 256 bytes at a time.
+class KernelRandom {
+  public:
+    uint32_t operator()();
+
+  private:
+    std::array<uint32_t, 64> pool_{};
+    size_t next_ = pool_.size();
+};
+
+// Hands out keys that are unique among the live ones and unguessable: each key is a fresh draw
+// from `source` (by default the kernel's CSPRNG), never 0 and never 0xFFFFFFFF (values some
+// apps use as "no key"). A released key is not reused on purpose: a peer's stale rkey must not
+// name the next MR, except by a 2^-32 chance.
 class KeyAllocator {
   public:
-    // `seed` != 0 makes the sequence reproducible (tests); 0 seeds from getrandom().
-    explicit KeyAllocator(uint64_t seed = 0);
+    using Source = std::function<uint32_t()>;
+
+    // `source` other than the kernel's: tests that script the draws.
+    explicit KeyAllocator(Source source = KernelRandom());
     uint32_t allocate();
     // Returns false when `key` was not live.
     bool release(uint32_t key);
@@ -23,8 +38,7 @@ class KeyAllocator {
     size_t size() const { return live_.size(); }
 
   private:
-    uint64_t next_random();
-    uint64_t state_[2];
+    Source source_;
     std::unordered_set<uint32_t> live_;
 };
 
