@@ -119,6 +119,17 @@ inline EmuCompChannel* emu_channel(ibv_comp_channel* ch) {
 // Tells the NIC that work was posted, if it sleeps (a syscall only then).
 void ring_doorbell(ibv_context* ctx);
 
+// An MR, and the shared pages it claims (shared_pages.h).
+struct EmuMr {
+    ibv_mr mr{};
+    unsigned access = 0; // as registered (ibv_mr has no field for it)
+    uint64_t shared_region = 0;
+};
+
+inline EmuMr* emu_mr(ibv_mr* mr) {
+    return reinterpret_cast<EmuMr*>(mr);
+}
+
 // A CQ is always an ibv_cq_ex: its first part is a valid ibv_cq (ibv_cq_ex_to_cq is a cast).
 struct EmuCq {
     ibv_cq_ex ex;

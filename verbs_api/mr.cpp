@@ -2,6 +2,7 @@
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 #include "ops.h"
+#include "shared_pages.h"
 
 #include <cerrno>
 #include <cstdint>
@@ -12,12 +13,16 @@ namespace ipc = emu::ipc;
 
 namespace verbs {
 
-ibv_mr* wrap_mr(ibv_pd* pd, const ipc::RegMrReply& r, void* addr, size_t length) {
-    auto* mr = new (std::nothrow) ibv_mr{};
-    if (!mr) {
+ibv_mr* wrap_mr(ibv_pd* pd, const ipc::RegMrReply& r, void* addr, size_t length,
+                uint64_t shared_region) {
+    auto* m = new (std::nothrow) EmuMr{};
+    if (!m) {
         control(pd->context).call<ipc::Op::DeregMr>({r.handle, 0});
+        release_pages(shared_region);
         return fail<ibv_mr>(ENOMEM);
     }
+    m->shared_region = shared_region;
+    ibv_mr* mr = &m->mr;
     mr->context = pd->context;
     mr->pd = pd;
     mr->addr = addr;
@@ -35,10 +40,17 @@ ibv_mr* emulated::ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64
     // Optional bits (e.g. RELAXED_ORDERING) are hints a device may ignore: drop them, as
     // rdma-core does for devices that don't support them.
     access &= ~static_cast<unsigned int>(IBV_ACCESS_OPTIONAL_RANGE);
-    ipc::RegMrReq req{pd->handle, access, reinterpret_cast<uintptr_t>(addr), length, iova};
+    PageShare share = share_pages(addr, length, access);
+    ipc::RegMrReq req{pd->handle, access, reinterpret_cast<uintptr_t>(addr), length, iova,
+                      share.pages};
     ipc::RegMrReply r{};
-    if (int err = control(pd->context).call<ipc::Op::RegMr>(req, r)) return fail<ibv_mr>(err);
-    return wrap_mr(pd, r, addr, length);
+    if (int err = control(pd->context).call<ipc::Op::RegMr>(req, r, nullptr, share.memfd)) {
+        release_pages(share.region);
+        return fail<ibv_mr>(err);
+    }
+    ibv_mr* mr = wrap_mr(pd, r, addr, length, share.region);
+    if (mr) emu_mr(mr)->access = access;
+    return mr;
 }
 
 // Older binaries call these by name; newer ones reach ibv_reg_mr_iova2 through the header.
@@ -65,19 +77,30 @@ int emulated::ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t
     }
     unsigned int acc = static_cast<unsigned int>(access) & ~IBV_ACCESS_OPTIONAL_RANGE;
     uint64_t va = reinterpret_cast<uintptr_t>(addr);
+    PageShare share;
+    if (flags & IBV_REREG_MR_CHANGE_TRANSLATION)
+        share = share_pages(addr, length,
+                            (flags & IBV_REREG_MR_CHANGE_ACCESS) ? acc : emu_mr(mr)->access);
     ipc::ReregMrReq req{mr->handle,
                         static_cast<uint32_t>(flags),
                         (flags & IBV_REREG_MR_CHANGE_PD) ? pd->handle : 0,
                         acc,
                         va,
                         length,
-                        va};
+                        va,
+                        share.pages};
     ipc::ReregMrReply r{};
-    if (int err = control(mr->context).call<ipc::Op::ReregMr>(req, r)) {
+    if (int err = control(mr->context).call<ipc::Op::ReregMr>(req, r, nullptr, share.memfd)) {
+        release_pages(share.region);
         errno = err;
         return IBV_REREG_MR_ERR_CMD;
     }
+    if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+        release_pages(emu_mr(mr)->shared_region);
+        emu_mr(mr)->shared_region = share.region;
+    }
     if (flags & IBV_REREG_MR_CHANGE_PD) mr->pd = pd;
+    if (flags & IBV_REREG_MR_CHANGE_ACCESS) emu_mr(mr)->access = acc;
     if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
         mr->addr = addr;
         mr->length = length;
@@ -89,7 +112,8 @@ int emulated::ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t
 
 int emulated::ibv_dereg_mr(ibv_mr* mr) {
     if (int err = control(mr->context).call<ipc::Op::DeregMr>({mr->handle, 0})) return err;
-    delete mr;
+    release_pages(emu_mr(mr)->shared_region);
+    delete emu_mr(mr);
     return 0;
 }
 
@@ -106,8 +130,9 @@ ibv_mr* emulated::ibv_import_mr(ibv_pd* pd, uint32_t handle) {
     ipc::ImportObjectReq req{static_cast<uint32_t>(ipc::ImportType::Mr), handle};
     if (int err = control(pd->context).call<ipc::Op::ImportObject>(req, r))
         return fail<ibv_mr>(err);
-    auto* mr = new (std::nothrow) ibv_mr{};
-    if (!mr) return fail<ibv_mr>(ENOMEM);
+    auto* m = new (std::nothrow) EmuMr{};
+    if (!m) return fail<ibv_mr>(ENOMEM);
+    ibv_mr* mr = &m->mr;
     mr->context = pd->context;
     mr->pd = pd;
     mr->length = r.length;
@@ -118,7 +143,7 @@ ibv_mr* emulated::ibv_import_mr(ibv_pd* pd, uint32_t handle) {
 }
 
 void emulated::ibv_unimport_mr(ibv_mr* mr) {
-    delete mr;
+    delete emu_mr(mr);
 }
 
 namespace verbs {

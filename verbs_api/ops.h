@@ -39,7 +39,8 @@ int dealloc_td(ibv_td* td);
 ibv_pd* alloc_parent_domain(ibv_context* ctx, ibv_parent_domain_init_attr* attr);
 
 // The app's ibv_mr for an MR the NIC registered (deregistered again if that fails).
-ibv_mr* wrap_mr(ibv_pd* pd, const emu::ipc::RegMrReply& r, void* addr, size_t length);
+ibv_mr* wrap_mr(ibv_pd* pd, const emu::ipc::RegMrReply& r, void* addr, size_t length,
+                uint64_t shared_region = 0);
 ibv_mw* alloc_mw(ibv_pd* pd, ibv_mw_type type);
 int dealloc_mw(ibv_mw* mw);
 int bind_mw(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* bind);

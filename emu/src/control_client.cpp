@@ -75,7 +75,7 @@ int ControlClient::call_text(Op op, std::string& text) {
 }
 
 int ControlClient::call_raw(Op op, const void* req, size_t req_len, void* reply, size_t reply_len,
-                            std::string* text, PassedFds* fds) {
+                            std::string* text, PassedFds* fds, int send) {
     if (fds) *fds = PassedFds{};
     std::lock_guard lock(mutex_);
     if (fd_ < 0) return EIO;
@@ -85,8 +85,13 @@ int ControlClient::call_raw(Op op, const void* req, size_t req_len, void* reply,
              static_cast<uint32_t>(sizeof(Header) + req_len), ++seq_};
     std::memcpy(out, &h, sizeof h);
     if (req_len) std::memcpy(out + sizeof h, req, req_len);
+    // This process's memory first (protocol.h), then the request's own descriptor.
     int memory = memory_to_send();
-    int sent = send_message(fd_, out, h.length, &memory, memory >= 0 ? 1 : 0);
+    int passed[2];
+    size_t npassed = 0;
+    if (memory >= 0) passed[npassed++] = memory;
+    if (send >= 0) passed[npassed++] = send;
+    int sent = send_message(fd_, out, h.length, passed, npassed);
     if (memory >= 0) {
         ::close(memory);
         if (sent == 0) memory_sent_by_ = ::getpid();

@@ -19,7 +19,8 @@ void run(Session& s, const emu::ipc::Header& h, const char* body, pid_t caller) 
     Req req{};
     if constexpr (emu::ipc::body_size<Req>() != 0) std::memcpy(&req, body, sizeof req);
     Reply reply{};
-    VerbContext ctx{s.nic(), s.objects(), s.log(), s.prefix(), caller, {}, s.net_raw()};
+    VerbContext ctx{s.nic(),  s.objects(), s.log(), s.prefix(), caller, {}, s.net_raw(),
+                    s.take_request_fds()};
     int err = Verb(ctx, req, reply);
     if (err) ctx.pass_fds.clear();
     s.send_reply(h, err, &reply, err ? 0 : emu::ipc::body_size<Reply>(), ctx.pass_fds);

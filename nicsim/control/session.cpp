@@ -68,28 +68,25 @@ void Session::on_readable() {
     if (n < 0) return end(std::string("receive failed: ") + std::strerror(static_cast<int>(-n)));
     if (n == 0) return end("closed by client");
     if (!sender) sender = pid_;
-    if (fds.count && !bind_memory(sender, fds)) return;
+    take_descriptors(sender, fds);
     handle_request(buf, static_cast<size_t>(n), sender);
+    request_fds_.clear(); // what the verb did not take
     if (!ended_) wait_readable();
 }
 
-// A request may carry one descriptor: its sender's /proc/<pid>/mem, which the NIC reaches that
-// process's memory through from then on (emu/ipc/protocol.h).
-bool Session::bind_memory(pid_t sender, ipc::PassedFds& fds) {
-    UniqueFd fd(fds.fd[0]);
-    fds.fd[0] = -1;
-    int err = fds.count == 1 ? ProcessMemory::check_descriptor(fd.get()) : E2BIG;
-    fds.close_all();
-    if (err) {
-        end(std::string("protocol error: a request carried ") +
-            (err == E2BIG ? "more than one descriptor"
-                          : "a descriptor that is no /proc/<pid>/mem opened read-write (" +
-                                std::string(std::strerror(err)) + ")"));
-        return false;
+// A request's descriptors: first, maybe, its sender's /proc/<pid>/mem, which the NIC reaches
+// that process's memory through from then on (emu/ipc/protocol.h); then the verb's own.
+void Session::take_descriptors(pid_t sender, ipc::PassedFds& fds) {
+    for (size_t i = 0; i < fds.count; ++i) {
+        UniqueFd fd(std::exchange(fds.fd[i], -1));
+        if (i == 0 && ProcessMemory::check_descriptor(fd.get()) == 0) {
+            objects_.memories.bind(sender, std::move(fd));
+            log_.debug("{} pid {} ({}) handed over its memory", prefix_, sender, read_comm(sender));
+        } else {
+            request_fds_.push_back(std::move(fd));
+        }
     }
-    objects_.memories.bind(sender, std::move(fd));
-    log_.debug("{} pid {} ({}) handed over its memory", prefix_, sender, read_comm(sender));
-    return true;
+    fds.count = 0;
 }
 
 void Session::handle_request(const char* msg, size_t len, pid_t sender) {

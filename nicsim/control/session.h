@@ -37,6 +37,8 @@ class Session : public std::enable_shared_from_this<Session> {
     const std::string& comm() const { return comm_; }
     bool is_context() const { return context_; }
     bool net_raw() const { return net_raw_; }
+    // The descriptors the request being handled carried (beyond its sender's memory).
+    std::vector<UniqueFd> take_request_fds() { return std::move(request_fds_); }
     const SessionObjects& objects() const { return objects_; }
     const std::string& prefix() const { return prefix_; }
 
@@ -51,7 +53,7 @@ class Session : public std::enable_shared_from_this<Session> {
   private:
     void wait_readable();
     void on_readable();
-    bool bind_memory(pid_t sender, emu::ipc::PassedFds& fds);
+    void take_descriptors(pid_t sender, emu::ipc::PassedFds& fds);
     void handle_request(const char* msg, size_t len, pid_t sender);
     void hello(const emu::ipc::Header& h, const emu::ipc::HelloReq& req);
     emu::ipc::HelloReply hello_reply() const;
@@ -72,6 +74,7 @@ class Session : public std::enable_shared_from_this<Session> {
     bool greeted_ = false;
     bool context_ = false;
     bool ended_ = false;
+    std::vector<UniqueFd> request_fds_;
     bool net_raw_ = false;  // the process held CAP_NET_RAW when it opened the device
     UniqueFd async_end_;    // async events for the app are written here
     UniqueFd async_client_; // the app's end, kept for ReopenContext

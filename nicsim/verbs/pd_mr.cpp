@@ -1,8 +1,11 @@
 #include "device_limits.h"
 #include "emu/access_flags.h"
+#include "dma/mapped_memory.h"
 #include "verbs.h"
 
 #include <cerrno>
+#include <cstring>
+#include <unistd.h>
 
 namespace nicsim {
 
@@ -54,6 +57,38 @@ std::shared_ptr<Memory> caller_memory(VerbContext& c) {
     return m;
 }
 
+// What an MR over [addr, addr + length) reaches: the caller's memory, with in front of it a
+// mapping of the whole pages the library shared (the request's memfd), where it did. Null when
+// the caller never handed its memory over.
+std::shared_ptr<Memory> mr_memory(VerbContext& c, uint64_t addr, uint64_t length,
+                                  const ipc::SharedPages& pages) {
+    std::shared_ptr<Memory> process = caller_memory(c);
+    if (!process || pages.length == 0) return process;
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const char* refused = nullptr;
+    if (c.request_fds.size() != 1)
+        refused = "the request carries no memfd";
+    else if (pages.start < addr || pages.length > length || pages.start - addr > length - pages.length)
+        refused = "the pages are not inside the MR";
+    else if ((pages.start | pages.length | pages.offset) % page)
+        refused = "not whole pages";
+    int err = 0;
+    std::shared_ptr<Memory> mapped;
+    if (!refused) {
+        mapped = MappedMemory::map(c.request_fds[0].get(), pages.offset, pages.start, pages.length,
+                                   process, &err);
+        if (!mapped) refused = err == EPERM ? "the memfd is not sealed against shrinking"
+                                            : std::strerror(err);
+    }
+    if (refused) {
+        c.log.warn("{} the shared pages of the MR at {:#x} are not used ({}): the NIC reaches them "
+                   "through the process's memory",
+                   c.prefix, addr, refused);
+        return process;
+    }
+    return mapped;
+}
+
 } // namespace
 
 int reg_mr(VerbContext& c, const ipc::RegMrReq& q, ipc::RegMrReply& r) {
@@ -62,7 +97,7 @@ int reg_mr(VerbContext& c, const ipc::RegMrReq& q, ipc::RegMrReply& r) {
     if (int err = emu::check_mr_access(q.access)) return err;
     if (int err = check_range(q.addr, q.length, q.access)) return err;
     if (c.nic.totals().mr >= limits::kMaxMr) return ENOMEM;
-    std::shared_ptr<Memory> memory = caller_memory(c);
+    std::shared_ptr<Memory> memory = mr_memory(c, q.addr, q.length, q.shared);
     if (!memory) return EFAULT;
     auto mr = std::make_unique<Mr>();
     mr->pd = pd;
@@ -79,8 +114,9 @@ int reg_mr(VerbContext& c, const ipc::RegMrReq& q, ipc::RegMrReply& r) {
     r.lkey = m.lkey;
     r.rkey = m.rkey;
     c.log.debug("{} mr#{} registered: addr {:#x} len {} iova {:#x} access {:#x} lkey {:#x} rkey "
-                "{:#x}",
-                c.prefix, m.handle, m.addr, m.length, m.iova, m.access, m.lkey, m.rkey);
+                "{:#x} ({} memory)",
+                c.prefix, m.handle, m.addr, m.length, m.iova, m.access, m.lkey, m.rkey,
+                m.memory->engine());
     return 0;
 }
 
@@ -101,7 +137,7 @@ int rereg_mr(VerbContext& c, const ipc::ReregMrReq& q, ipc::ReregMrReply& r) {
     if ((q.flags & IBV_REREG_MR_CHANGE_TRANSLATION)) {
         if (int err = check_range(q.addr, q.length, q.access)) return err;
         // The new range is in the caller's memory (another process, after an import).
-        if (!(memory = caller_memory(c))) return EFAULT;
+        if (!(memory = mr_memory(c, q.addr, q.length, q.shared))) return EFAULT;
     }
     // All checks passed: apply. Keys stay the same, as rxe and mlx5 keep them.
     if (q.flags & IBV_REREG_MR_CHANGE_PD) {

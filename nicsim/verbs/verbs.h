@@ -20,6 +20,7 @@ struct VerbContext {
     pid_t pid;                      // the process that sent the request
     std::vector<UniqueFd> pass_fds; // descriptors to send with the reply
     bool net_raw = true;            // the process may make raw packet QPs and flows (CAP_NET_RAW)
+    std::vector<UniqueFd> request_fds = {}; // descriptors the request carried
 };
 
 namespace ipc = emu::ipc;

@@ -1,13 +1,18 @@
-// stale_owner: memory registered by a process that has exited is reached by no one afterwards,
-// not even when another process gets its pid and maps the same address (issue: a forked child
-// keeps the session, and with it the MR, alive).
+// stale_owner: memory registered by a process that has exited is reached by nobody else, not
+// even when another process gets its pid and maps the same address (a forked child keeps the
+// session, and with it the MRs, alive).
 //
-//   stale_owner owner PID_FILE   under `rdmaemu run`: maps kTarget, registers it, connects two
-//                                loopback RC pairs, forks a child that keeps the session, checks
-//                                one READ while it lives, then exits (writing its pid first, and
-//                                the child's to PID_FILE.child).
+//   stale_owner owner PID_FILE   under `rdmaemu run`: maps TARGET and registers two MRs on it:
+//                                the whole page (the library shares it with the NIC) and 64
+//                                bytes inside it (a partial page: the NIC reaches it through the
+//                                owner's /proc/self/mem). Connects loopback RC pairs, forks a
+//                                child that keeps the session, checks READs of both while it
+//                                lives, then exits (writing its pid first, and the child's to
+//                                PID_FILE.child).
 //                                The child waits for a line on stdin, then READs and WRITEs the
-//                                dead owner's MR: both must fail, and nothing may come back.
+//                                dead owner's MRs. Through the owner's memory both fail. Through
+//                                the shared page they reach the page the NIC still holds, as
+//                                hardware reaches an MR's pinned pages: the owner's old bytes.
 //   stale_owner victim READY     maps kTarget with a secret, writes READY, waits for a line on
 //                                stdin, exits 0 when the secret is intact.
 #include "rc_common.h"
@@ -18,6 +23,7 @@
 #define TARGET ((void*)0x7e5a00000000ull)
 #define PAGE 4096
 #define LEN 64
+#define PART 1024 // the partial MR: TARGET + PART, LEN bytes
 
 static void map_target(char fill) {
     void* p = mmap(TARGET, PAGE, PROT_READ | PROT_WRITE,
@@ -57,9 +63,10 @@ static void connect_pair(struct pair* p, struct dev* d, struct ibv_pd* pd, struc
         die("connecting a loopback RC pair: %s", strerror(errno));
 }
 
-// One RDMA READ or WRITE of LEN bytes between buf and the target MR; its completion status.
+// One RDMA READ or WRITE of LEN bytes between buf and `target` (from its first byte); its
+// completion status.
 static enum ibv_wc_status rdma(struct ibv_qp* qp, struct cqw* cq, enum ibv_wr_opcode op,
-                               struct ibv_mr* buf, uint32_t rkey) {
+                               struct ibv_mr* buf, struct ibv_mr* target) {
     struct ibv_sge sge = {.addr = (uintptr_t)buf->addr, .length = LEN, .lkey = buf->lkey};
     struct ibv_send_wr wr = {.wr_id = op,
                              .sg_list = &sge,
@@ -67,8 +74,8 @@ static enum ibv_wc_status rdma(struct ibv_qp* qp, struct cqw* cq, enum ibv_wr_op
                              .opcode = op,
                              .send_flags = IBV_SEND_SIGNALED},
                        *bad;
-    wr.wr.rdma.remote_addr = (uintptr_t)TARGET;
-    wr.wr.rdma.rkey = rkey;
+    wr.wr.rdma.remote_addr = (uintptr_t)target->addr;
+    wr.wr.rdma.rkey = target->rkey;
     if (ibv_post_send(qp, &wr, &bad)) die("ibv_post_send: %s", strerror(errno));
     struct ibv_wc wc;
     if (cqw_poll(cq, &wc, 1, 20.0) != 1)
@@ -89,12 +96,13 @@ static int owner(const char* pid_file) {
     dev_open(&d);
     struct ibv_pd* pd = ibv_alloc_pd(d.ctx);
     if (!pd) die("ibv_alloc_pd failed");
-    struct ibv_mr* target =
-        reg_mr(pd, TARGET, PAGE,
-               IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+    int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+    struct ibv_mr* shared = reg_mr(pd, TARGET, PAGE, access);
+    struct ibv_mr* partial = reg_mr(pd, (char*)TARGET + PART, LEN, access);
     struct cqw cq;
     cqw_create(&cq, d.ctx, 16);
-    struct pair reads, writes;
+    struct pair via_shared, reads, writes; // a failed access takes its QP to ERR: one pair each
+    connect_pair(&via_shared, &d, pd, cq.cq);
     connect_pair(&reads, &d, pd, cq.cq);
     connect_pair(&writes, &d, pd, cq.cq);
     int sync[2];
@@ -107,21 +115,44 @@ static int owner(const char* pid_file) {
         char* buf = xaligned(PAGE, PAGE);
         memset(buf, '-', PAGE);
         struct ibv_mr* mine = reg_mr(pd, buf, PAGE, IBV_ACCESS_LOCAL_WRITE);
-        enum ibv_wc_status s = rdma(reads.a, &cq, IBV_WR_RDMA_READ, mine, target->rkey);
+        enum ibv_wc_status s = rdma(via_shared.a, &cq, IBV_WR_RDMA_READ, mine, shared);
         if (s != IBV_WC_SUCCESS || !all(buf, 'O', LEN))
-            die("READ of the owner's MR while it lives: %s, data %.8s", wc_status_name(s), buf);
-        pass("READ of the owner's MR while the owner lives: the owner's bytes");
+            die("READ of the owner's page MR while it lives: %s, data %.8s", wc_status_name(s),
+                buf);
+        memset(buf, '-', PAGE);
+        s = rdma(reads.a, &cq, IBV_WR_RDMA_READ, mine, partial);
+        if (s != IBV_WC_SUCCESS || !all(buf, 'O', LEN))
+            die("READ of the owner's partial MR while it lives: %s, data %.8s", wc_status_name(s),
+                buf);
+        pass("READ of the owner's MR while the owner lives: the owner's bytes, both MRs");
         if (write(sync[1], "1", 1) != 1) die("pipe write");
         wait_line();
+
         memset(buf, '-', PAGE);
-        s = rdma(reads.a, &cq, IBV_WR_RDMA_READ, mine, target->rkey);
-        if (s == IBV_WC_SUCCESS) die("READ of the dead owner's MR succeeded; data %.8s", buf);
-        if (!all(buf, '-', PAGE)) die("READ of the dead owner's MR failed but wrote %.8s", buf);
-        pass("READ of the dead owner's MR: %s, nothing came back", wc_status_name(s));
+        s = rdma(reads.a, &cq, IBV_WR_RDMA_READ, mine, partial);
+        if (s == IBV_WC_SUCCESS)
+            die("READ of the dead owner's partial MR succeeded; data %.8s", buf);
+        if (!all(buf, '-', PAGE))
+            die("READ of the dead owner's partial MR failed but wrote %.8s", buf);
+        pass("READ of the dead owner's partial MR (its memory): %s, nothing came back",
+             wc_status_name(s));
         memset(buf, 'A', PAGE);
-        s = rdma(writes.a, &cq, IBV_WR_RDMA_WRITE, mine, target->rkey);
-        if (s == IBV_WC_SUCCESS) die("WRITE into the dead owner's MR succeeded");
-        pass("WRITE into the dead owner's MR: %s", wc_status_name(s));
+        s = rdma(writes.a, &cq, IBV_WR_RDMA_WRITE, mine, partial);
+        if (s == IBV_WC_SUCCESS) die("WRITE into the dead owner's partial MR succeeded");
+        pass("WRITE into the dead owner's partial MR: %s", wc_status_name(s));
+
+        memset(buf, '-', PAGE);
+        s = rdma(via_shared.a, &cq, IBV_WR_RDMA_READ, mine, shared);
+        if (s != IBV_WC_SUCCESS || !all(buf, 'O', LEN))
+            die("READ of the dead owner's page MR: %s, data %.8s (want the owner's bytes, from "
+                "the page the NIC holds)",
+                wc_status_name(s), buf);
+        pass(
+            "READ of the dead owner's page MR: the owner's old bytes, from the page the NIC holds");
+        memset(buf, 'A', PAGE);
+        s = rdma(via_shared.a, &cq, IBV_WR_RDMA_WRITE, mine, shared);
+        if (s != IBV_WC_SUCCESS) die("WRITE into the dead owner's page MR: %s", wc_status_name(s));
+        pass("WRITE into the dead owner's page MR: into the page the NIC holds");
         printf("done\n");
         fflush(stdout);
         _exit(0);

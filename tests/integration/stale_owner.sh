@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# stale_owner: a process registers memory, forks a child that keeps the session (and the MR)
+# stale_owner: a process registers memory, forks a child that keeps the session (and the MRs)
 # alive, and exits. Its pid is then given to a "victim" process (forced through ns_last_pid, as
-# root) that maps the same address with a secret. The child's RDMA READ of the dead owner's MR
-# must fail with nothing returned, its WRITE must fail, and the victim's page must be intact:
-# the NIC reaches memory through the address space its owner handed over, never by pid.
+# root) that maps the same address with a secret. The child's RDMA READs and WRITEs of the dead
+# owner's MRs must never see or touch the secret: through the owner's memory they fail, through
+# the page it shared with the NIC they reach that page; the victim's page stays intact. The NIC
+# reaches memory through what its owner handed over, never by pid.
 #
 # usage: stale_owner.sh RDMAEMU STALE_OWNER
 set -euo pipefail

@@ -32,11 +32,12 @@ class ControlClient {
     // One request/reply. Returns the verb's result: 0 or a positive errno (a broken session
     // reports EIO). `fds`, when given, receives the descriptors sent with a successful reply
     // (the caller owns them); otherwise they are closed.
+    // `send`: a descriptor that goes with the request (-1: none).
     template <Op op>
     int call(const typename Types<op>::Req& req, typename Types<op>::Reply& reply,
-             PassedFds* fds = nullptr) {
+             PassedFds* fds = nullptr, int send = -1) {
         return call_raw(op, &req, body_size<typename Types<op>::Req>(), &reply,
-                        body_size<typename Types<op>::Reply>(), nullptr, fds);
+                        body_size<typename Types<op>::Reply>(), nullptr, fds, send);
     }
     template <Op op> int call(const typename Types<op>::Req& req) {
         typename Types<op>::Reply reply{};
@@ -48,7 +49,7 @@ class ControlClient {
 
   private:
     int call_raw(Op op, const void* req, size_t req_len, void* reply, size_t reply_len,
-                 std::string* text, PassedFds* fds);
+                 std::string* text, PassedFds* fds, int send = -1);
 
     // Attaches this process's /proc/self/mem to the request when this process has not sent it
     // yet; returns the descriptor to close once sent, or -1.

@@ -16,7 +16,7 @@
 namespace emu::ipc {
 
 inline constexpr uint32_t kMagic = 0x554d4552; // "REMU" on the wire
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;
 // Largest request the daemon accepts and largest reply a client reads.
 inline constexpr size_t kMaxRequest = 1024;
 inline constexpr size_t kMaxReply = 256 * 1024;
@@ -163,12 +163,22 @@ struct HandleReply {
     uint32_t reserved;
 };
 
+// The whole pages of an MR the library made a shared mapping of (verbs_api/shared_pages.h): the
+// request carries their memfd (sealed against shrinking) and the NIC maps it too. length 0:
+// none, the NIC reaches the MR through the process's /proc/self/mem.
+struct SharedPages {
+    uint64_t start;  // the app's address of the first page
+    uint64_t length; // bytes, whole pages, inside the MR's range
+    uint64_t offset; // where `start` lies in the memfd
+};
+
 struct RegMrReq {
     uint32_t pd;
     uint32_t access; // enum ibv_access_flags
     uint64_t addr;
     uint64_t length;
     uint64_t iova;
+    SharedPages shared;
 };
 struct RegMrReply {
     uint32_t handle;
@@ -218,6 +228,7 @@ struct ReregMrReq {
     uint64_t addr;
     uint64_t length;
     uint64_t iova;
+    SharedPages shared; // IBV_REREG_MR_CHANGE_TRANSLATION: the new range's
 };
 struct ReregMrReply {
     uint32_t lkey;
