@@ -65,6 +65,15 @@ std::string qp_json(const Qp& handle) {
            field("xrc_srq_errors", c.xrc_srq_errors) + field("tm_malformed", c.tm_malformed) + "}";
 }
 
+// How the NIC reaches an MR's bytes: "mapped" (shared_bytes of them with memory copies, the rest
+// through the process's memory) or "process" (all through /proc/<pid>/mem).
+std::string mr_json(const Mr& mr) {
+    return "{\"handle\":" + std::to_string(mr.handle) + ",\"addr\":" + std::to_string(mr.addr) +
+           ",\"length\":" + std::to_string(mr.length) + ",\"engine\":\"" +
+           (mr.dm ? "device_memory" : mr.memory->engine()) +
+           "\",\"shared_bytes\":" + std::to_string(mr.memory->shared_bytes()) + "}";
+}
+
 } // namespace
 
 std::string host_status_json(const Nic& nic, const std::vector<const Session*>& sessions) {
@@ -86,6 +95,13 @@ std::string host_status_json(const Nic& nic, const std::vector<const Session*>& 
             if (!first_qp) j += ",";
             first_qp = false;
             j += qp_json(qp);
+        });
+        j += "],\"mrs\":[";
+        bool first_mr = true;
+        s->objects().mrs.for_each([&](const Mr& mr) {
+            if (!first_mr) j += ",";
+            first_mr = false;
+            j += mr_json(mr);
         });
         j += "]}";
     }

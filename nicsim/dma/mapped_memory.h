@@ -29,7 +29,7 @@ class MappedMemory final : public Memory {
     int read(uint64_t addr, void* dst, size_t len) override;
     int write(uint64_t addr, const void* src, size_t len) override;
     const char* engine() const override { return "mapped"; }
-    uint64_t mapped_bytes() const { return length_; }
+    uint64_t shared_bytes() const override { return length_; }
 
   private:
     // Runs inside(pointer, n, at) on the mapped part of [addr, addr + len) and outside(addr, n,

@@ -16,6 +16,8 @@ class Memory {
     virtual int write(uint64_t addr, const void* src, size_t len) = 0;
     // How the NIC reaches it, for status and logs.
     virtual const char* engine() const = 0;
+    // Bytes of it the NIC reaches with plain memory copies (a shared mapping).
+    virtual uint64_t shared_bytes() const { return 0; }
 };
 
 } // namespace nicsim

@@ -38,6 +38,32 @@ emu_setup() {
 
 emu_bg_register() { EMU_BG_PIDS+=("$@"); }
 
+# emu_reserve_huge_pages N WHAT: at least N 2 MiB huge pages for this test (as root). A
+# machine-wide setting, so only ever raised, and restored at exit only if nobody changed it
+# meanwhile. WHAT names what needs them, for the note when they cannot be had.
+HUGE=/proc/sys/vm/nr_hugepages
+huge_before=
+huge_set=
+restore_huge_pages() {
+    if [[ -n $huge_set && $(cat "$HUGE" 2>/dev/null) == "$huge_set" ]]; then
+        echo "$huge_before" >"$HUGE" 2>/dev/null || echo "note: could not restore $HUGE" >&2
+    fi
+}
+emu_reserve_huge_pages() {
+    local want=$1 what=$2
+    if [[ $(id -u) == 0 && -w $HUGE ]]; then
+        huge_before=$(cat "$HUGE")
+        if ((huge_before < want)); then
+            trap 'huge_rc=$?; restore_huge_pages; (exit $huge_rc); emu_cleanup' EXIT
+            echo "$want" >"$HUGE" 2>/dev/null || true
+            huge_set=$(cat "$HUGE")
+            echo "huge pages: $huge_before -> $huge_set (restored afterwards)"
+        fi
+    else
+        echo "huge pages: not root; $what skip unless some are allocated"
+    fi
+}
+
 emu_cleanup() {
     local rc=$?
     set +e

@@ -17,28 +17,7 @@ SUITE=/usr/share/doc/rdma-core/tests
 cp -r "$SUITE" "$EMU_WORK/tests"
 gunzip -f "$EMU_WORK"/tests/*.gz
 
-# Huge pages: a machine-wide setting, so only ever raised, and restored only if nobody changed
-# it meanwhile.
-HUGE=/proc/sys/vm/nr_hugepages
-huge_before=
-huge_set=
-restore_huge_pages() {
-    if [[ -n $huge_set && $(cat "$HUGE" 2>/dev/null) == "$huge_set" ]]; then
-        echo "$huge_before" >"$HUGE" 2>/dev/null || echo "note: could not restore $HUGE" >&2
-    fi
-}
-if [[ $(id -u) == 0 && -w $HUGE ]]; then
-    huge_before=$(cat "$HUGE")
-    want=${HUGE_PAGES:-64}
-    if ((huge_before < want)); then
-        trap 'huge_rc=$?; restore_huge_pages; (exit $huge_rc); emu_cleanup' EXIT
-        echo "$want" >"$HUGE" 2>/dev/null || true
-        huge_set=$(cat "$HUGE")
-        echo "huge pages: $huge_before -> $huge_set (restored afterwards)"
-    fi
-else
-    echo "huge pages: not root; the suite's huge-page tests skip unless some are allocated"
-fi
+emu_reserve_huge_pages "${HUGE_PAGES:-64}" "the suite's huge-page tests"
 
 emu_up 1
 log=$EMU_WORK/suite.log

@@ -134,6 +134,11 @@ void print_sessions(const Json& doc) {
                             q.str("retransmits").c_str(), q.str("timeouts").c_str(),
                             q.str("naks_sent").c_str(), q.str("naks_received").c_str(),
                             q.str("rnr_naks_sent").c_str(), q.str("rnr_naks_received").c_str());
+        if (const Json* mrs = s.find("mrs"))
+            for (const Json& m : mrs->items)
+                std::printf("    mr %-4s %s B  %-13s (%s B shared with the NIC)\n",
+                            m.str("handle").c_str(), m.str("length").c_str(),
+                            m.str("engine").c_str(), m.str("shared_bytes").c_str());
     }
 }
 
