@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 namespace nicsim {
 namespace {
@@ -17,6 +18,7 @@ void usage(const char* why) {
                  "usage: nicsimd --address A.B.C.D --socket PATH --log-file PATH\n"
                  "               [--name emu0] [--log-level trace|debug|info|warn|error]\n"
                  "               [--mtu 256|512|1024|2048|4096] [--udp-port N]\n"
+                 "               [--poll-us N]   (polling after work before sleeping)\n"
                  "               [--pcap FILE] [--pcap-limit BYTES]   (capture stops there)\n"
                  "               [--allow-uid UID[,UID...]]   (besides ours and root)\n"
                  "               [--peers A.B.C.D,...]   (every host of the set, for multicast)\n"
@@ -35,6 +37,10 @@ bool valid_level(const std::string& l) {
 }
 
 } // namespace
+
+uint64_t Config::default_poll_us() {
+    return ::sysconf(_SC_NPROCESSORS_ONLN) > 2 ? 50 : 0;
+}
 
 std::optional<Config> parse_args(int argc, char** argv) {
     Config c;
@@ -74,6 +80,13 @@ std::optional<Config> parse_args(int argc, char** argv) {
                 usage(("MTU must be 256, 512, 1024, 2048 or 4096, not " + value).c_str());
                 return std::nullopt;
             }
+        } else if (opt == "--poll-us") {
+            if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
+                value.size() > 7) {
+                usage(("--poll-us wants microseconds (0..9999999), not " + value).c_str());
+                return std::nullopt;
+            }
+            c.poll_us = std::strtoull(value.c_str(), nullptr, 10);
         } else if (opt == "--udp-port") {
             int port = std::atoi(value.c_str());
             if (port < 1 || port > 65535 ||

@@ -19,6 +19,12 @@ struct Config {
     std::string log_file;
     std::string log_level = "info";
     int mtu = 1024; // active MTU in bytes: 256, 512, 1024, 2048 or 4096
+    // How long the NIC keeps polling after its last work before it sleeps (poll_loop.h). By
+    // default 50 µs where there are CPUs to spare, 0 on a machine of 1 or 2 CPUs: there the apps
+    // that busy-poll their CQs and the NICs share the cores, and a polling NIC takes the CPU
+    // from the very app whose next post it waits for (bench/README.md has the figures).
+    uint64_t poll_us = default_poll_us();
+    static uint64_t default_poll_us();
     uint16_t udp_port =
         4791;              // RoCE v2's; another where Linux Soft-RoCE holds 4791 on all addresses
     FaultConfig faults;    // applied to every outgoing packet

@@ -125,9 +125,70 @@ void Engine::complete(Cq& cq, const ibv_wc& wc) {
 }
 
 void Engine::doorbell(SessionObjects& objects) {
-    objects.qps.for_each([this](Qp& qp) {
-        if (!qp.shared) rc::doorbell(*this, qp); // an ibv_open_qp handle has no queues
-    });
+    serve_doorbell(objects);
+}
+
+void Engine::watch_doorbell(SessionObjects& objects) {
+    objects.doorbell_page->nic_sleeping.store(asleep_ ? 1 : 0, std::memory_order_seq_cst);
+    doorbells_.push_back(&objects);
+}
+
+void Engine::unwatch_doorbell(SessionObjects& objects) {
+    std::erase(doorbells_, &objects);
+}
+
+// Takes the bits the app set and serves their queues: O(1) per QP that posted. Bits naming no
+// QP of the session (the page is the app's to scribble on) are ignored.
+size_t Engine::serve_doorbell(SessionObjects& objects) {
+    emu::ipc::DoorbellPage* page = objects.doorbell_page;
+    if (!page) return 0;
+    size_t served = 0;
+    const size_t words = (objects.doorbell_qps.size() + 63) / 64;
+    for (size_t w = 0; w < words; ++w) {
+        if (page->pending[w].load(std::memory_order_relaxed) == 0) continue;
+        uint64_t bits = page->pending[w].exchange(0, std::memory_order_acquire);
+        for (; bits; bits &= bits - 1) {
+            size_t slot = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
+            ++served;
+            if (slot == emu::ipc::kDoorbellAll) {
+                objects.qps.for_each([this](Qp& qp) {
+                    if (!qp.shared) rc::doorbell(*this, qp); // an ibv_open_qp handle has no queues
+                });
+            } else if (slot < objects.doorbell_qps.size() && objects.doorbell_qps[slot]) {
+                rc::doorbell(*this, *objects.doorbell_qps[slot]);
+            }
+        }
+    }
+    return served;
+}
+
+size_t Engine::poll_doorbells() {
+    size_t served = 0;
+    for (SessionObjects* objects : doorbells_)
+        served += serve_doorbell(*objects);
+    return served;
+}
+
+bool Engine::prepare_sleep() {
+    for (SessionObjects* objects : doorbells_)
+        objects->doorbell_page->nic_sleeping.store(1, std::memory_order_seq_cst);
+    // A post that came before the flag was visible: its bit is set now.
+    for (SessionObjects* objects : doorbells_) {
+        const size_t words = (objects->doorbell_qps.size() + 63) / 64;
+        for (size_t w = 0; w < words; ++w)
+            if (objects->doorbell_page->pending[w].load(std::memory_order_seq_cst)) {
+                woke();
+                return false;
+            }
+    }
+    asleep_ = true;
+    return true;
+}
+
+void Engine::woke() {
+    asleep_ = false;
+    for (SessionObjects* objects : doorbells_)
+        objects->doorbell_page->nic_sleeping.store(0, std::memory_order_relaxed);
 }
 
 void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid) {

@@ -28,6 +28,15 @@ class Engine final : public DataPath, public TransportEnv {
     void wq_error(Wq& wq) override;
     void complete(Cq& cq, const ibv_wc& wc) override;
     void doorbell(SessionObjects& objects) override;
+    void watch_doorbell(SessionObjects& objects) override;
+    void unwatch_doorbell(SessionObjects& objects) override;
+
+    // The poll loop's side (poll_loop.h). The queues whose doorbell bits were set, served now.
+    size_t poll_doorbells();
+    // Before sleeping: every session learns that the NIC sleeps (their next post kicks it);
+    // false, staying awake, when a bit shows work after all.
+    bool prepare_sleep();
+    void woke();
     std::string counters_json() const override;
 
     // TransportEnv
@@ -43,6 +52,7 @@ class Engine final : public DataPath, public TransportEnv {
     spdlog::logger& log() override { return log_; }
 
   private:
+    size_t serve_doorbell(SessionObjects& objects);
     void on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid);
     void drain();
     void arm_timer();
@@ -60,6 +70,8 @@ class Engine final : public DataPath, public TransportEnv {
     std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
     boost::asio::steady_timer timer_;
     uint64_t timer_armed_for_ = 0;
+    std::vector<SessionObjects*> doorbells_; // sessions whose doorbell pages the NIC watches
+    bool asleep_ = false;
 };
 
 } // namespace nicsim

@@ -6,6 +6,7 @@
 #include "net/roce_port.h"
 #include "net/udp_link.h"
 #include "nic.h"
+#include "poll_loop.h"
 #include "private_log_sink.h"
 
 #include <boost/asio/io_context.hpp>
@@ -59,10 +60,8 @@ int main(int argc, char** argv) {
     log->set_pattern("%Y-%m-%d %H:%M:%S.%e %L %v");
     log->flush_on(spdlog::level::debug);
     // A NIC is hardware: apps that busy-poll memory (ib_write_lat does) must not starve it of
-    // the CPU. A higher scheduling weight lets it run as soon as packets or doorbells arrive.
-    if (::setpriority(PRIO_PROCESS, 0, -10) != 0)
-        log->info("running at normal priority ({}): busy-polling apps may slow the NIC down",
-                  std::strerror(errno));
+    // the CPU.
+    nicsim::PollLoop::claim_cpu(*log);
 
     auto pcap = open_capture(*config, *log);
     if (!pcap) return 1;
@@ -87,7 +86,7 @@ int main(int argc, char** argv) {
         log->info("{} up: address {} gid {} mtu {} control socket {}", nic.device().name(),
                   nic.device().address_string(), nic.device().gid_string(), config->mtu,
                   config->socket_path);
-        io.run();
+        nicsim::PollLoop(io, engine, config->poll_us).run();
         nic.set_data_path(nullptr);
     } catch (const std::exception& e) {
         log->error("fatal: {}", e.what());

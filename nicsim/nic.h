@@ -29,8 +29,12 @@ class DataPath {
     virtual void wq_error(Wq& wq) { (void)wq; }
     // A completion the control path produces (tag operations on a tag-matching SRQ).
     virtual void complete(Cq& cq, const ibv_wc& wc) = 0;
-    // A session's app posted work (SQ, RQ or SRQ).
+    // A session's app kicked its doorbell: the bits of its doorbell page say what it posted.
     virtual void doorbell(SessionObjects& objects) = 0;
+    // A session's doorbell page came (a device context opened) or goes (the session ends): the
+    // NIC watches it while awake.
+    virtual void watch_doorbell(SessionObjects& objects) { (void)objects; }
+    virtual void unwatch_doorbell(SessionObjects& objects) { (void)objects; }
     // The wire's counters as a JSON object, for status.
     virtual std::string counters_json() const = 0;
 };

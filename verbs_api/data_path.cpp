@@ -102,7 +102,7 @@ int write_recv_wqe(const ibv_recv_wr& wr, uint32_t max_sge, char* slot) {
 }
 
 template <typename Wr, typename Fill>
-int post(ibv_context* ctx, ShimRing& ring, Wr* wr, Wr** bad_wr, Fill fill) {
+int post(ibv_context* ctx, uint32_t slot, ShimRing& ring, Wr* wr, Wr** bad_wr, Fill fill) {
     int err = 0;
     uint32_t start = ring.index;
     for (; wr; wr = wr->next) {
@@ -116,7 +116,7 @@ int post(ibv_context* ctx, ShimRing& ring, Wr* wr, Wr** bad_wr, Fill fill) {
     if (err) *bad_wr = wr;
     if (ring.index != start) {
         publish(ring);
-        ring_doorbell(ctx);
+        ring_doorbell(ctx, slot);
     }
     return err;
 }
@@ -131,7 +131,7 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         return EINVAL;
     }
     std::lock_guard lock(q.sq_mutex);
-    return post(qp->context, q.sq, wr, bad_wr,
+    return post(qp->context, q.doorbell_slot, q.sq, wr, bad_wr,
                 [&q](const ibv_send_wr& w, char* slot) { return write_send_wqe(q, w, slot); });
 }
 
@@ -145,27 +145,27 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     }
     std::lock_guard lock(q.rq_mutex);
     uint32_t max_sge = q.cap.max_recv_sge;
-    return post(qp->context, q.rq, wr, bad_wr, [max_sge](const ibv_recv_wr& w, char* slot) {
-        return write_recv_wqe(w, max_sge, slot);
-    });
+    return post(
+        qp->context, q.doorbell_slot, q.rq, wr, bad_wr,
+        [max_sge](const ibv_recv_wr& w, char* slot) { return write_recv_wqe(w, max_sge, slot); });
 }
 
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     auto& s = *reinterpret_cast<EmuSrq*>(srq);
     std::lock_guard lock(s.mutex);
     uint32_t max_sge = s.max_sge;
-    return post(srq->context, s.ring, wr, bad_wr, [max_sge](const ibv_recv_wr& w, char* slot) {
-        return write_recv_wqe(w, max_sge, slot);
-    });
+    return post(
+        srq->context, ipc::kDoorbellAll, s.ring, wr, bad_wr,
+        [max_sge](const ibv_recv_wr& w, char* slot) { return write_recv_wqe(w, max_sge, slot); });
 }
 
 int post_wq_recv(ibv_wq* wq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     EmuWq& w = *emu_wq(wq);
     std::lock_guard lock(w.mutex);
     uint32_t max_sge = w.max_sge;
-    return post(wq->context, w.ring, wr, bad_wr, [max_sge](const ibv_recv_wr& r, char* slot) {
-        return write_recv_wqe(r, max_sge, slot);
-    });
+    return post(
+        wq->context, ipc::kDoorbellAll, w.ring, wr, bad_wr,
+        [max_sge](const ibv_recv_wr& r, char* slot) { return write_recv_wqe(r, max_sge, slot); });
 }
 
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {

@@ -117,7 +117,8 @@ inline EmuCompChannel* emu_channel(ibv_comp_channel* ch) {
 }
 
 // Tells the NIC that work was posted, if it sleeps (a syscall only then).
-void ring_doorbell(ibv_context* ctx);
+// New work on the queues of doorbell slot `slot` (rings.h; kDoorbellAll: SRQs and WQs).
+void ring_doorbell(ibv_context* ctx, uint32_t slot);
 
 // An MR, and the shared pages it claims (shared_pages.h).
 struct EmuMr {
@@ -151,7 +152,7 @@ inline EmuCq* emu_cq(ibv_cq_ex* cq) {
 }
 
 // Called when a poll finds nothing: apps busy-poll, and on a small machine the NIC processes
-// need the CPU to produce what the app waits for.
+// need the CPU to produce what the app waits for (cq_ex_poll.cpp).
 void empty_poll_backoff(EmuCq& cq);
 
 // A QP is always an ibv_qp_ex (its first member is the ibv_qp); the new post-send API is
@@ -162,6 +163,7 @@ struct EmuQp {
     std::mutex sq_mutex, rq_mutex;
     Mapping memory;
     ShimRing sq, rq;
+    uint32_t doorbell_slot = emu::ipc::kDoorbellAll;
     ibv_qp_cap cap{};
     bool has_send_ops = false;
     // ibv_wr_start .. ibv_wr_complete: the batch being built (sq_mutex is held meanwhile).

@@ -33,12 +33,13 @@ void Mapping::reset() {
     bytes = 0;
 }
 
-void ring_doorbell(ibv_context* ctx) {
+void ring_doorbell(ibv_context* ctx, uint32_t slot) {
     EmuSession& s = session(ctx);
     auto* page = static_cast<emu::ipc::DoorbellPage*>(s.doorbell_page.data);
-    // Pairs with the NIC setting nic_sleeping and then re-checking the rings (both seq_cst):
-    // either it sees our new producer index, or we see that it sleeps.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (slot >= emu::ipc::kDoorbellSlots) slot = emu::ipc::kDoorbellAll;
+    // Pairs with the NIC setting nic_sleeping and then looking at the bits (both seq_cst):
+    // either it sees our bit, or we see that it sleeps.
+    page->pending[slot / 64].fetch_or(uint64_t{1} << (slot % 64), std::memory_order_seq_cst);
     if (page->nic_sleeping.load(std::memory_order_seq_cst)) {
         uint64_t one = 1;
         [[maybe_unused]] ssize_t n = ::write(s.doorbell_fd, &one, sizeof one);

@@ -47,6 +47,7 @@ EmuQp* new_qp(ibv_context* ctx, const ibv_qp_init_attr_ex& attr, const ipc::Crea
     qp.srq = attr.srq;
     qp.handle = r.handle;
     qp.qp_num = r.qpn;
+    eqp->doorbell_slot = r.doorbell_slot;
     qp.state = IBV_QPS_RESET;
     qp.qp_type = attr.qp_type;
     pthread_mutex_init(&qp.mutex, nullptr);

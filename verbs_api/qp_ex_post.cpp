@@ -56,7 +56,7 @@ int wr_complete(ibv_qp_ex* qpx) {
         q.sq.index = q.batch_start;
     } else if (q.sq.index != q.batch_start) {
         publish(q.sq);
-        ring_doorbell(q.qp()->context);
+        ring_doorbell(q.qp()->context, q.doorbell_slot);
     }
     q.batch_wqe = nullptr;
     q.sq_mutex.unlock();

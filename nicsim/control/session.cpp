@@ -175,8 +175,10 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
     if (int err = SharedMemory::create("rdmaemu-doorbell", ipc::kDoorbellPageSize, doorbell_page_,
                                        page_fd))
         return err;
-    // The NIC sleeps between kicks: every post rings the eventfd.
-    static_cast<ipc::DoorbellPage*>(doorbell_page_.data())->nic_sleeping.store(1);
+    // Asleep until the NIC's loop says otherwise (without one: always, every post kicks).
+    objects_.doorbell_page = static_cast<ipc::DoorbellPage*>(doorbell_page_.data());
+    objects_.doorbell_page->nic_sleeping.store(1);
+    if (DataPath* dp = nic_.data_path()) dp->watch_doorbell(objects_);
     page_fd_.reset(::fcntl(page_fd.get(), F_DUPFD_CLOEXEC, 0));
     if (!page_fd_) return errno;
     fds.push_back(std::move(page_fd));
@@ -236,6 +238,8 @@ void Session::end(const std::string& why) {
     if (ended_) return;
     ended_ = true;
     size_t owned = objects_.count();
+    if (DataPath* dp = nic_.data_path(); dp && objects_.doorbell_page)
+        dp->unwatch_doorbell(objects_);
     objects_.destroy_all(nic_);
     if (why.rfind("protocol error", 0) == 0)
         log_.warn("{} (pid {} {}) ended: {}; freed {} objects", prefix_, pid_, comm_, why, owned);

@@ -219,6 +219,7 @@ struct Qp {
     ResponderState resp;
     QpCounters counters;
     bool scheduled = false; // in the engine's run queue
+    uint32_t doorbell_slot = 0; // its bit in the session's doorbell page (0: none of its own)
     uint32_t flows = 0;     // steering rules delivering to it: destroying it is EBUSY meanwhile
     // RSS (a raw packet QP made by CreateRssQp): no rings; received frames go to the WQ the
     // hash picks.

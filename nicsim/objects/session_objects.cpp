@@ -15,6 +15,26 @@ std::string SessionObjects::counts_json() const {
            ",\"xrcd\":" + std::to_string(xrcds.size()) + "}";
 }
 
+void SessionObjects::take_doorbell_slot(Qp& qp) {
+    for (uint32_t slot = 1; slot < doorbell_qps.size(); ++slot)
+        if (!doorbell_qps[slot]) {
+            doorbell_qps[slot] = &qp;
+            qp.doorbell_slot = slot;
+            return;
+        }
+    if (doorbell_qps.size() < emu::ipc::kDoorbellSlots) {
+        qp.doorbell_slot = static_cast<uint32_t>(doorbell_qps.size());
+        doorbell_qps.push_back(&qp);
+    }
+}
+
+void SessionObjects::drop_doorbell_slot(Qp& qp) {
+    if (qp.doorbell_slot && qp.doorbell_slot < doorbell_qps.size() &&
+        doorbell_qps[qp.doorbell_slot] == &qp)
+        doorbell_qps[qp.doorbell_slot] = nullptr;
+    qp.doorbell_slot = 0;
+}
+
 void SessionObjects::destroy_all(Nic& nic) {
     // Flows first (they point at QPs), then QPs (they use CQs, SRQs, indirection tables, XRC
     // domains and PDs), PDs last.

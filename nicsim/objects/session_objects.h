@@ -7,9 +7,12 @@
 #include "objects.h"
 #include "unique_fd.h"
 
+#include "emu/ipc/rings.h"
+
 #include <map>
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 namespace nicsim {
 
@@ -36,6 +39,12 @@ struct SessionObjects {
     HandleTable<Wq> wqs;
     HandleTable<RwqIndTable> ind_tables;
     HandleTable<XrcdHandle> xrcds;
+    // The session's doorbell page (emu/ipc/rings.h) and which QP each of its slots stands for.
+    emu::ipc::DoorbellPage* doorbell_page = nullptr;
+    std::vector<Qp*> doorbell_qps{nullptr}; // slot 0: every queue
+    // Gives `qp` a doorbell slot of its own; 0 (every queue) when all are taken.
+    void take_doorbell_slot(Qp& qp);
+    void drop_doorbell_slot(Qp& qp);
 
     // Where the async events of an object made by process `pid` go.
     int async_fd_of(pid_t pid) const {

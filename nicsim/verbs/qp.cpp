@@ -68,6 +68,7 @@ void fill_reply(const Qp& made, ipc::CreateQpReply& r) {
                                         static_cast<const char*>(made.memory.data())
                                   : 0;
     r.ring_bytes = made.memory.size();
+    r.doorbell_slot = made.doorbell_slot;
 }
 
 // Registers a QP made by create_qp: its QPN, then the totals. False when no QPN is left.
@@ -76,6 +77,7 @@ bool enroll(VerbContext& c, Qp& made) {
         c.objects.qps.erase(made.handle);
         return false;
     }
+    c.objects.take_doorbell_slot(made);
     ++c.nic.totals().qp;
     return true;
 }
@@ -249,6 +251,7 @@ void free_qp(Nic& nic, SessionObjects& objs, Qp& qp) {
         }
         return;
     }
+    objs.drop_doorbell_slot(qp);
     if (!qp.openers.empty()) {
         // Opened elsewhere: it lives on, owned by no session, until they close it too.
         --qp.xrcd->users;

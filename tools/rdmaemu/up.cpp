@@ -59,6 +59,10 @@ constexpr OptionSpec kOptions[] = {
     to_daemon("allow-uid", "UIDS",
               "let these users (uids, comma-separated) use the hosts too: a shared set",
               ValueKind::uid_list),
+    to_daemon("poll-us", "US",
+              "how long each NIC keeps polling after work before it sleeps (default 50, 0 on a "
+              "machine of 1 or 2 CPUs)",
+              ValueKind::count),
     to_daemon("udp-port", "N",
               "UDP port of the hosts' RoCE v2 traffic (default 4791; another one where Linux "
               "Soft-RoCE holds 4791)",

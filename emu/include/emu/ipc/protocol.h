@@ -281,6 +281,8 @@ struct CreateQpReply { // one memfd: the SQ ring at offset 0, the RQ ring at rq_
     uint32_t rq_wqe_size;
     uint64_t rq_offset;
     uint64_t ring_bytes;
+    uint32_t doorbell_slot; // the QP's bit in the session's DoorbellPage (rings.h)
+    uint32_t reserved;
 };
 
 struct ModifyQpReq {

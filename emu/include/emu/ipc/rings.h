@@ -83,12 +83,21 @@ struct Cqe {
 };
 static_assert(sizeof(Cqe) == 80);
 
-// One page per session: the NIC says whether it sleeps and wants a doorbell kick (a write to
-// the session's eventfd) after new work is posted.
+// One page per session, the doorbell. Posting work sets the queue's bit in `pending` (each QP has
+// a slot, CreateQpReply::doorbell_slot; slot 0 means "look at every queue of the session": SRQs
+// and WQs), so the NIC finds new work without scanning every QP. While the NIC is awake it
+// watches the bits; before it sleeps it sets `nic_sleeping` and looks once more, and an app that
+// then sees `nic_sleeping` after setting its bit kicks the session's eventfd (both seq_cst: one
+// of them sees the other). An awake NIC costs the app no syscall.
+inline constexpr size_t kDoorbellPageSize = 4096;
+inline constexpr uint32_t kDoorbellWords = (kDoorbellPageSize - 64) / 8;
+inline constexpr uint32_t kDoorbellSlots = kDoorbellWords * 64;
+inline constexpr uint32_t kDoorbellAll = 0;
 struct DoorbellPage {
     alignas(64) std::atomic<uint32_t> nic_sleeping;
+    alignas(64) std::atomic<uint64_t> pending[kDoorbellWords];
 };
-inline constexpr size_t kDoorbellPageSize = 4096;
+static_assert(sizeof(DoorbellPage) <= kDoorbellPageSize);
 
 constexpr uint32_t round_up_pow2(uint32_t v) {
     uint32_t p = 1;

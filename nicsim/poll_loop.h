@@ -1,0 +1,34 @@
+// How the NIC shares the CPU with the apps that busy-poll it. The event loop runs what is ready
+// and watches the doorbells; after work it keeps polling (sockets, doorbells) for a bounded time,
+// as hardware would poll its queues, so a ping-pong's next post or packet finds it awake and the
+// app's post costs no syscall. Only when nothing came for that long does it tell the sessions it
+// sleeps and block in epoll, woken by a packet, a doorbell kick, a timer or a control request.
+#pragma once
+
+#include "engine.h"
+
+#include <boost/asio/io_context.hpp>
+#include <spdlog/logger.h>
+
+#include <cstdint>
+
+namespace nicsim {
+
+class PollLoop {
+  public:
+    PollLoop(boost::asio::io_context& io, Engine& engine, uint64_t poll_us)
+        : io_(io), engine_(engine), poll_us_(poll_us) {}
+    // Until io.stop().
+    void run();
+    // The NIC's share of the CPU: a short scheduling slice, so that when a packet or a kick
+    // wakes it, it preempts a busy-polling app at once instead of waiting for the app's slice
+    // to end; and a higher weight where the NIC may raise it (root).
+    static void claim_cpu(spdlog::logger& log);
+
+  private:
+    boost::asio::io_context& io_;
+    Engine& engine_;
+    uint64_t poll_us_;
+};
+
+} // namespace nicsim

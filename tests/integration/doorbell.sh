@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# doorbell: posting work costs the app no syscall while its NIC is awake (it polls the doorbell
+# bits), and one write to the doorbell eventfd when the NIC sleeps. Counted with strace on an
+# unmodified ib_write_bw client: the difference between a run of N1 and one of N2 messages is
+# what the steady state costs per message.
+#
+# usage: doorbell.sh RDMAEMU
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+emu_setup "$1"
+command -v strace >/dev/null || fail "strace is missing (tools/install-deps.sh installs it)"
+
+# writes PROG N [args]: the client's write(2) calls in a run of N iterations.
+writes() {
+    local prog=$1 n=$2 port
+    shift 2
+    port=$(free_tcp_port)
+    "$RDMAEMU" run --host 1 -- "$prog" "$@" -n "$n" -F -p "$port" >"$EMU_WORK/server.out" 2>&1 &
+    local spid=$!
+    emu_bg_register "$spid"
+    wait_tcp_listen "$port" 20 "$spid" || fail "$prog server did not listen"
+    timeout 60 "$RDMAEMU" run --host 2 -- strace -f -c -e trace=write -o "$EMU_WORK/strace" \
+        "$prog" "$@" -n "$n" -F -p "$port" 127.0.0.1 >"$EMU_WORK/client.out" 2>&1 ||
+        { cat "$EMU_WORK/client.out"; fail "$prog client failed"; }
+    wait "$spid" || true
+    awk '$NF == "write" {print $4} END {}' "$EMU_WORK/strace" | tail -1 | grep . || echo 0
+}
+
+per_message() { python3 -c "print(($2 - $1) / ($4 - $3))" "$@"; }
+
+step "a NIC that stays awake (--poll-us 9999999): no doorbell writes"
+emu_up 2 --poll-us 9999999
+a=$(writes ib_write_bw 1000 -s 4096)
+b=$(writes ib_write_bw 9000 -s 4096)
+r=$(per_message "$a" "$b" 1000 9000)
+echo "write(2) calls: $a for 1000 messages, $b for 9000: $r per message"
+python3 -c "import sys; sys.exit(0 if $r <= 0.01 else 1)" ||
+    fail "the app wrote the doorbell although its NIC was awake ($r per message)"
+ok "posting to an awake NIC: $r write(2) calls per message"
+"$RDMAEMU" down >/dev/null
+
+step "a NIC that sleeps at once (--poll-us 0): a ping-pong kicks it"
+emu_up 2 --poll-us 0
+a=$(writes ib_send_lat 200 -s 2)
+b=$(writes ib_send_lat 1200 -s 2)
+r=$(per_message "$a" "$b" 200 1200)
+echo "write(2) calls: $a for 200 round trips, $b for 1200: $r per round trip"
+python3 -c "import sys; sys.exit(0 if $r >= 0.5 else 1)" ||
+    fail "a sleeping NIC was not kicked ($r writes per round trip)"
+ok "posting to a sleeping NIC: $r doorbell writes per round trip"
