@@ -1,5 +1,6 @@
 #include "engine.h"
 
+#include "control/status_json.h"
 #include "emu/ipc/protocol.h"
 #include "emu/wire/packet.h"
 #include "objects/session_objects.h"
@@ -200,7 +201,7 @@ std::string Engine::counters_json() const {
            field("mcast_tx_packets", m.tx_packets) + "," + field("mcast_rx_packets", m.rx_packets) +
            "," + field("mcast_rx_delivered", m.rx_delivered) + "," +
            field("mcast_no_member", m.rx_no_member) + "," +
-           field("mcast_malformed", c.mcast_malformed) + "}";
+           field("mcast_malformed", c.mcast_malformed) + drop_counters_json(nic_.drops()) + "}";
 }
 
 } // namespace nicsim

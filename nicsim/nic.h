@@ -112,6 +112,9 @@ class Nic {
     uint32_t mcast_attachments() const { return mcast_attachments_; }
     McastCounters& mcast_counters() { return mcast_counters_; }
     const McastCounters& mcast_counters() const { return mcast_counters_; }
+    // The transport's drops of all QPs, those destroyed included.
+    DropCounters& drops() { return drops_; }
+    const DropCounters& drops() const { return drops_; }
 
     uint32_t next_session_id() { return ++last_session_id_; }
 
@@ -150,6 +153,7 @@ class Nic {
     std::map<Mgid, std::vector<uint32_t>> groups_;
     uint32_t mcast_attachments_ = 0;
     McastCounters mcast_counters_;
+    DropCounters drops_;
     ObjectTotals totals_;
     DataPath* data_path_ = nullptr;
 };
