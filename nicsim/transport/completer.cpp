@@ -330,8 +330,10 @@ void on_timer(TransportEnv& env, Qp& qp) {
         complete_ready(env, qp);
         return;
     }
-    if (qp.attr.retry_cnt != 7) --r.retry_left; // 7: retry forever, as rxe
-    r.rerequested = false;                      // the timer's retry stands for any lost one
+    // retry_cnt 7 is 7 retries, as on hardware (rxe retries forever; only rnr_retry 7 means
+    // that in IBA): a dead peer ends in RETRY_EXC_ERR after timeout x (retry_cnt + 1).
+    --r.retry_left;
+    r.rerequested = false; // the timer's retry stands for any lost one
     retransmit_from(env, qp, r.una_psn);
     arm_retransmit_timer(env, qp);
 }
