@@ -110,6 +110,10 @@ struct ResponderState {
     size_t replay_next = 0;
     std::deque<ResponseJob> responses;
     bool failing = false; // a fatal error's NAK is queued: accept nothing more, then ERR
+    // The last ACK sent for a duplicate request, which limits how often duplicates are
+    // answered (responder.cpp, may_reack). reack_at_us 0: none yet.
+    uint32_t reack_psn = 0;
+    uint64_t reack_at_us = 0;
 };
 
 // Packets the transport did not take as new work, and ACKs it held back: kept per QP
