@@ -63,8 +63,9 @@ void acknowledge_through(TransportEnv& env, Qp& qp, uint32_t psn) {
     };
     bool implied_nak = false;
     for (SendOp& op : r.ops) {
-        if (!op.started || psn_diff(op.first_psn, psn) > 0) break;
-        if (op.done) continue;
+        if (!op.started) break;
+        if (op.done) continue; // local operations (BIND_MW, LOCAL_INV) have no PSNs
+        if (psn_diff(op.first_psn, psn) > 0) break;
         if (op.reads()) {
             implied_nak = true;
             break;

@@ -803,3 +803,41 @@ TEST_CASE("completer: completions beyond a full CQ are lost with one IBV_EVENT_C
     CHECK(rig.env.events[0].handle == qp.send_cq->handle);
     CHECK(sq_consumer(qp) == 4); // the SQ moves on all the same
 }
+
+// A BIND_MW completes on the NIC alone and has no PSNs: an ACK for the WRs around it must
+// pass over it whatever the PSNs are (the upper half of the PSN space compares as "after" 0).
+TEST_CASE("completer: an ACK completes the WRs behind a memory-window bind", "[completer]") {
+    Rig rig;
+    QpOptions o;
+    o.sq_psn = 0x900000;
+    Qp& qp = rig.create_qp(o);
+    auto data = pattern(64);
+    Mr& mr = rig.reg_mr(data.data(), data.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+    ipc::AllocMwReply mw{};
+    REQUIRE(nicsim::alloc_mw(rig.ctx, {rig.pd, IBV_MW_TYPE_2}, mw) == 0);
+    const nicsim::Mw& window = *rig.objects.mws.get(mw.handle);
+
+    ipc::SendWqe bind = wqe(2, IBV_WR_BIND_MW);
+    bind.ah = window.handle;
+    bind.rkey = (window.rkey & 0xffffff00) | ((window.rkey + 1) & 0xff); // ibv_inc_rkey
+    bind.remote_addr = reinterpret_cast<uint64_t>(data.data());
+    bind.compare_add = 32;
+    bind.swap = mr.handle;
+    bind.remote_qkey = IBV_ACCESS_REMOTE_WRITE;
+    rig.enqueue_send(qp, wqe(1, IBV_WR_SEND), {sge(data.data(), 8, mr)});
+    rig.enqueue_send(qp, bind);
+    rig.enqueue_send(qp, wqe(3, IBV_WR_SEND), {sge(data.data(), 8, mr)});
+    rig.doorbell();
+    REQUIRE(rig.env.take().size() == 2); // PSNs sq_psn and sq_psn + 1
+
+    rig.deliver(qp, ack(psn(o.sq_psn, 1)));
+    auto wcs = Rig::poll(*qp.send_cq);
+    REQUIRE(wcs.size() == 3);
+    CHECK(wcs[0].wr_id == 1);
+    CHECK(wcs[1].wr_id == 2);
+    CHECK(wcs[1].opcode == IBV_WC_BIND_MW);
+    CHECK(wcs[2].wr_id == 3);
+    for (const ibv_wc& wc : wcs)
+        CHECK(wc.status == IBV_WC_SUCCESS);
+    CHECK(rig.env.timer(qp) == 0);
+}
