@@ -1,5 +1,6 @@
 #include "engine.h"
 
+#include "control/status_json.h"
 #include "emu/ipc/protocol.h"
 #include "emu/wire/packet.h"
 #include "objects/session_objects.h"
@@ -9,6 +10,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include <arpa/inet.h>
 #include <chrono>
 #include <cstring>
 #include <sys/socket.h>
@@ -20,6 +22,12 @@ namespace wire = emu::wire;
 namespace {
 constexpr int kBudgetPerTurn = 16; // packets one QP sends before the next QP's turn
 constexpr int kTurnsPerDrain = 64; // QP turns before the loop looks at its sockets again
+
+std::string ipv4_text(uint32_t addr) {
+    char text[INET_ADDRSTRLEN] = "?";
+    ::inet_ntop(AF_INET, &addr, text, sizeof text);
+    return text;
+}
 } // namespace
 
 Engine::Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::logger& log)
@@ -191,6 +199,14 @@ void Engine::woke() {
         objects->doorbell_page->nic_sleeping.store(0, std::memory_order_relaxed);
 }
 
+// Connected QPs take packets from their peer alone: its address (the QP's destination GID, as
+// rxe checks) and the UDP port every host of the set sends from. On one machine the peer's
+// daemon holds that address and port, so no other process can send from them. (A real RoCE v2
+// NIC sends from a varying source port, which receivers ignore; see docs/security.md.)
+bool Engine::from_peer(const Qp& qp, const sockaddr_in& from) const {
+    return from.sin_addr.s_addr == rc::dest_addr(qp) && ntohs(from.sin_port) == link_.port();
+}
+
 void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid) {
     wire::Headers h;
     const uint8_t* payload = nullptr;
@@ -215,21 +231,28 @@ void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const
         ++link_.counters().unknown_qp;
         return;
     }
+    // Datagrams come from anyone, as on any fabric: the Q_Key is the access check of UD.
     if (qp->type == IBV_QPT_UD && wire::has(h.opcode, wire::kUD)) {
         ud::receive(*this, *qp, from.sin_addr.s_addr, nic_.device().config().address.s_addr, h,
                     payload, payload_len, len);
         return;
     }
-    // The opcode's transport must be the QP's, and the packet must come from the QP's peer
-    // (rxe makes the same checks).
+    // The opcode's transport must be the QP's (rxe makes the same check).
     // XRC: the initiator (XRC_SEND) takes only responses, the target (XRC_RECV) only requests.
     bool type_ok =
         (qp->type == IBV_QPT_RC && wire::has(h.opcode, wire::kRC)) ||
         (qp->type == IBV_QPT_UC && wire::has(h.opcode, wire::kUC)) ||
         (qp->type == IBV_QPT_XRC_SEND && wire::has(h.opcode, wire::kXRC | wire::kResponse)) ||
         (qp->type == IBV_QPT_XRC_RECV && wire::has(h.opcode, wire::kXRC | wire::kRequest));
-    if (!type_ok || from.sin_addr.s_addr != rc::dest_addr(*qp) || (h.dest_qpn != qp->qpn)) {
+    if (!type_ok || h.dest_qpn != qp->qpn) {
         ++link_.counters().unknown_qp;
+        return;
+    }
+    if (!from_peer(*qp, from)) {
+        rc::count_drop(*this, *qp, &DropCounters::wrong_source);
+        log_.debug("qp {:#x}: {} psn {:#x} from {}:{} dropped: the peer is {}:{}", qp->qpn,
+                   wire::opcode_name(h.opcode), h.psn, ipv4_text(from.sin_addr.s_addr),
+                   ntohs(from.sin_port), ipv4_text(rc::dest_addr(*qp)), link_.port());
         return;
     }
     rc::receive(*this, *qp, h, payload, payload_len);
@@ -261,7 +284,7 @@ std::string Engine::counters_json() const {
            field("mcast_tx_packets", m.tx_packets) + "," + field("mcast_rx_packets", m.rx_packets) +
            "," + field("mcast_rx_delivered", m.rx_delivered) + "," +
            field("mcast_no_member", m.rx_no_member) + "," +
-           field("mcast_malformed", c.mcast_malformed) + "}";
+           field("mcast_malformed", c.mcast_malformed) + drop_counters_json(nic_.drops()) + "}";
 }
 
 } // namespace nicsim

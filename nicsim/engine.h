@@ -54,6 +54,7 @@ class Engine final : public DataPath, public TransportEnv {
   private:
     size_t serve_doorbell(SessionObjects& objects);
     void on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid);
+    bool from_peer(const Qp& qp, const sockaddr_in& from) const;
     void drain();
     void arm_timer();
     void on_timers();

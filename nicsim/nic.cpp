@@ -2,16 +2,31 @@
 
 #include "device_limits.h"
 
+#include "emu/wire/multicast.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <random>
+#include <sys/random.h>
 
 namespace nicsim {
 
 namespace {
 constexpr uint32_t kQpnMask = 0xffffff;
-constexpr uint32_t kFirstQpn = 0x11;
+// Every 24-bit value but 0 and 1 (SMI, GSI) and the multicast QPN.
+constexpr size_t kUsableQpns = kQpnMask + 1 - 3;
+
+// A QPN from the kernel's CSPRNG: one QPN says nothing about the next.
+uint32_t random_qpn() {
+    for (;;) {
+        uint32_t bits = 0;
+        if (::getrandom(&bits, sizeof bits, 0) != sizeof bits) bits = std::random_device{}();
+        uint32_t qpn = bits & kQpnMask;
+        if (qpn > 1 && qpn != emu::wire::kMulticastQpn) return qpn;
+    }
+}
 } // namespace
 
 void Nic::register_mr(Mr& mr) {
@@ -63,13 +78,15 @@ Mr* Nic::mr_by_lkey(uint32_t lkey) const {
 }
 
 uint32_t Nic::register_qp(Qp& qp) {
-    if (by_qpn_.size() >= kQpnMask - kFirstQpn) return 0;
-    while (by_qpn_.count(next_qpn_))
-        next_qpn_ = next_qpn_ >= kQpnMask ? kFirstQpn : next_qpn_ + 1;
-    qp.qpn = next_qpn_;
-    by_qpn_[qp.qpn] = &qp;
-    next_qpn_ = next_qpn_ >= kQpnMask ? kFirstQpn : next_qpn_ + 1;
-    return qp.qpn;
+    // Far below a full space (the device allows limits::kMaxQp), a draw collides with a live
+    // QPN rarely: drawing again keeps lookups a plain hash table and QPNs unpredictable.
+    if (by_qpn_.size() >= kUsableQpns) return 0;
+    uint32_t qpn = random_qpn();
+    while (by_qpn_.count(qpn))
+        qpn = random_qpn();
+    qp.qpn = qpn;
+    by_qpn_[qpn] = &qp;
+    return qpn;
 }
 
 void Nic::unregister_qp(const Qp& qp) {

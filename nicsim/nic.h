@@ -81,8 +81,8 @@ class Nic {
     Mw* mw_by_rkey(uint32_t rkey) const;
     Mr* mr_by_lkey(uint32_t lkey) const;
 
-    // QPNs are 24-bit; 0 and 1 are the special QPs (SMI, GSI), never handed out.
-    // Returns 0 when the space is full.
+    // QPNs are random 24-bit values, so that a forged packet has to guess one; never 0 and 1
+    // (the special QPs SMI, GSI) nor 0xFFFFFF (multicast). Returns 0 when the space is full.
     uint32_t register_qp(Qp& qp);
     void unregister_qp(const Qp& qp);
     Qp* qp_by_qpn(uint32_t qpn) const;
@@ -116,6 +116,9 @@ class Nic {
     uint32_t mcast_attachments() const { return mcast_attachments_; }
     McastCounters& mcast_counters() { return mcast_counters_; }
     const McastCounters& mcast_counters() const { return mcast_counters_; }
+    // The transport's drops of all QPs, those destroyed included.
+    DropCounters& drops() { return drops_; }
+    const DropCounters& drops() const { return drops_; }
 
     uint32_t next_session_id() { return ++last_session_id_; }
 
@@ -139,7 +142,6 @@ class Nic {
     std::unordered_map<uint32_t, Mr*> by_rkey_, by_lkey_;
     std::unordered_map<uint32_t, Mw*> mw_by_rkey_;
     std::unordered_map<uint32_t, Qp*> by_qpn_;
-    uint32_t next_qpn_ = 0x11;
     std::unordered_map<uint32_t, Srq*> by_srqn_;
     uint32_t next_srqn_ = 1;
     std::unordered_map<uint32_t, std::unique_ptr<Xrcd>> xrcds_;
@@ -154,6 +156,7 @@ class Nic {
     std::map<Mgid, std::vector<uint32_t>> groups_;
     uint32_t mcast_attachments_ = 0;
     McastCounters mcast_counters_;
+    DropCounters drops_;
     ObjectTotals totals_;
     DataPath* data_path_ = nullptr;
 };

@@ -24,6 +24,17 @@ std::string json_escape(const std::string& s) {
     return out;
 }
 
+std::string drop_counters_json(const DropCounters& d) {
+    auto field = [](const char* name, uint64_t v) {
+        return std::string(",\"") + name + "\":" + std::to_string(v);
+    };
+    return field("wrong_source", d.wrong_source) + field("ghost_responses", d.ghost_responses) +
+           field("duplicate_responses", d.duplicate_responses) +
+           field("out_of_sequence", d.out_of_sequence) +
+           field("duplicate_requests", d.duplicate_requests) +
+           field("reacks_suppressed", d.reacks_suppressed);
+}
+
 namespace {
 
 const char* qp_type_name(ibv_qp_type t) {
@@ -62,7 +73,8 @@ std::string qp_json(const Qp& handle) {
            field("naks_sent", c.naks_sent) + field("naks_received", c.naks_received) +
            field("rnr_naks_sent", c.rnr_naks_sent) +
            field("rnr_naks_received", c.rnr_naks_received) +
-           field("xrc_srq_errors", c.xrc_srq_errors) + field("tm_malformed", c.tm_malformed) + "}";
+           field("xrc_srq_errors", c.xrc_srq_errors) + field("tm_malformed", c.tm_malformed) +
+           drop_counters_json(c.drops) + "}";
 }
 
 // How the NIC reaches an MR's bytes: "mapped" (shared_bytes of them with memory copies, the rest

@@ -63,6 +63,7 @@ class UdpLink {
     // every host of the set.
     void send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len);
     const std::vector<uint32_t>& hosts() const { return hosts_; }
+    uint16_t port() const { return port_; } // the UDP port every host of the set sends from
     const LinkCounters& counters() const { return counters_; }
     LinkCounters& counters() { return counters_; }
 

@@ -63,8 +63,9 @@ void acknowledge_through(TransportEnv& env, Qp& qp, uint32_t psn) {
     };
     bool implied_nak = false;
     for (SendOp& op : r.ops) {
-        if (!op.started || psn_diff(op.first_psn, psn) > 0) break;
-        if (op.done) continue;
+        if (!op.started) break;
+        if (op.done) continue; // local operations (BIND_MW, LOCAL_INV) have no PSNs
+        if (psn_diff(op.first_psn, psn) > 0) break;
         if (op.reads()) {
             implied_nak = true;
             break;
@@ -83,22 +84,38 @@ void acknowledge_through(TransportEnv& env, Qp& qp, uint32_t psn) {
     if (implied_nak) retransmit_once(env, qp, r.una_psn);
 }
 
-void fail_op_at(Qp& qp, uint32_t psn, ibv_wc_status status) {
+// Fails the outstanding WR whose PSNs include `psn`. False when none does.
+bool fail_op_at(Qp& qp, uint32_t psn, ibv_wc_status status) {
     for (SendOp& op : qp.req.ops) {
         if (!op.started || op.done) continue;
         if (psn_diff(psn, op.first_psn) >= 0 && psn_diff(psn, last_psn(op)) <= 0) {
             op.status = status;
             op.done = true;
-            return;
+            return true;
         }
     }
-    // No WR covers the PSN: fail the oldest outstanding one.
+    return false;
+}
+
+void fail_oldest(Qp& qp, ibv_wc_status status) {
     for (SendOp& op : qp.req.ops)
         if (!op.done) {
             op.status = status;
             op.done = true;
             return;
         }
+}
+
+// A response that answers nothing this QP asked (IBA 9.7.5.1: a ghost): ignored and counted.
+void drop_ghost(TransportEnv& env, Qp& qp, const wire::Headers& h, const char* why) {
+    const RequesterState& r = qp.req;
+    count_drop(env, qp, &DropCounters::ghost_responses);
+    if (r.una_psn == r.sent_end_psn)
+        return env.log().debug("qp {:#x}: ghost {} psn {:#x} dropped: {} (nothing outstanding)",
+                               qp.qpn, wire::opcode_name(h.opcode), h.psn, why);
+    env.log().debug("qp {:#x}: ghost {} psn {:#x} dropped: {} (outstanding psn {:#x}..{:#x})",
+                    qp.qpn, wire::opcode_name(h.opcode), h.psn, why, r.una_psn,
+                    psn_add(r.sent_end_psn, -1));
 }
 
 // The oldest READ or atomic still waiting for its response.
@@ -115,7 +132,8 @@ void handle_nak(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     if (s.kind == wire::SyndromeKind::RnrNak) {
         ++qp.counters.rnr_naks_received;
         if (r.rnr_left == 0) {
-            fail_op_at(qp, h.psn, IBV_WC_RNR_RETRY_EXC_ERR);
+            if (!fail_op_at(qp, h.psn, IBV_WC_RNR_RETRY_EXC_ERR))
+                drop_ghost(env, qp, h, "no outstanding WR has that PSN");
             return;
         }
         if (qp.attr.rnr_retry != 7) --r.rnr_left; // 7 means retry forever
@@ -125,26 +143,28 @@ void handle_nak(TransportEnv& env, Qp& qp, const wire::Headers& h) {
         return;
     }
     ++qp.counters.naks_received;
+    ibv_wc_status status = IBV_WC_REM_OP_ERR;
     switch (static_cast<wire::NakCode>(s.value)) {
     case wire::NakCode::PsnSequenceError:
         retransmit_once(env, qp, r.una_psn);
-        break;
+        return;
     case wire::NakCode::InvalidRequest:
-        fail_op_at(qp, h.psn, IBV_WC_REM_INV_REQ_ERR);
+        status = IBV_WC_REM_INV_REQ_ERR;
         break;
     case wire::NakCode::RemoteAccessError:
-        fail_op_at(qp, h.psn, IBV_WC_REM_ACCESS_ERR);
+        status = IBV_WC_REM_ACCESS_ERR;
         break;
     default:
-        fail_op_at(qp, h.psn, IBV_WC_REM_OP_ERR);
         break;
     }
+    if (!fail_op_at(qp, h.psn, status)) drop_ghost(env, qp, h, "no outstanding WR has that PSN");
 }
 
 void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
                           size_t len) {
     SendOp* op = pending_read(qp);
-    if (!op || op->wqe.opcode != IBV_WR_RDMA_READ) return; // stale or unexpected: drop
+    if (!op) return drop_ghost(env, qp, h, "no READ is waiting for its response");
+    if (op->wqe.opcode != IBV_WR_RDMA_READ) return; // a later READ's: the atomic's ACK was lost
     uint32_t mtu = mtu_bytes(qp);
     uint32_t expected = psn_add(op->first_psn, static_cast<int64_t>(op->response_bytes / mtu));
     int32_t d = psn_diff(h.psn, expected);
@@ -195,12 +215,32 @@ void handle_atomic_ack(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     qp.req.retry_left = qp.attr.retry_cnt;
 }
 
+// Where a response's PSN lies (IBA 9.7.5.1): answering a request still outstanding, a
+// duplicate of one acknowledged already (the 2^23 PSNs before the oldest unacknowledged one),
+// or beyond every PSN sent.
+enum class ResponsePsn { Outstanding, Duplicate, Ghost };
+
+ResponsePsn place_of(const RequesterState& r, uint32_t psn) {
+    if (psn_diff(psn, r.una_psn) < 0) return ResponsePsn::Duplicate;
+    if (psn_diff(psn, r.sent_end_psn) >= 0) return ResponsePsn::Ghost;
+    return ResponsePsn::Outstanding;
+}
+
 } // namespace
 
 void handle_response(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
                      size_t len) {
     if (!reliable(qp)) return;
     RequesterState& r = qp.req;
+    switch (place_of(r, h.psn)) {
+    case ResponsePsn::Duplicate: // harmless: it acknowledges nothing new
+        count_drop(env, qp, &DropCounters::duplicate_responses);
+        return;
+    case ResponsePsn::Ghost:
+        return drop_ghost(env, qp, h, "beyond the PSNs sent");
+    case ResponsePsn::Outstanding:
+        break;
+    }
     uint32_t una_before = r.una_psn;
     size_t ops_before = r.ops.size();
     if (wire::has(h.opcode, wire::kReadResponse)) {
@@ -287,12 +327,14 @@ void on_timer(TransportEnv& env, Qp& qp) {
     if (!outstanding) return;
     ++qp.counters.timeouts;
     if (r.retry_left == 0) {
-        fail_op_at(qp, r.una_psn, IBV_WC_RETRY_EXC_ERR);
+        fail_oldest(qp, IBV_WC_RETRY_EXC_ERR);
         complete_ready(env, qp);
         return;
     }
-    if (qp.attr.retry_cnt != 7) --r.retry_left; // 7: retry forever, as rxe
-    r.rerequested = false;                      // the timer's retry stands for any lost one
+    // retry_cnt 7 is 7 retries, as on hardware (rxe retries forever; only rnr_retry 7 means
+    // that in IBA): a dead peer ends in RETRY_EXC_ERR after timeout x (retry_cnt + 1).
+    --r.retry_left;
+    r.rerequested = false; // the timer's retry stands for any lost one
     retransmit_from(env, qp, r.una_psn);
     arm_retransmit_timer(env, qp);
 }

@@ -47,6 +47,11 @@ void qp_event(TransportEnv& env, Qp& qp, ibv_event_type type) {
             env.async_event(opener->owner->async_fd_of(opener->pid), type, opener->handle);
 }
 
+void count_drop(TransportEnv& env, Qp& qp, uint64_t DropCounters::*which) {
+    ++(qp.counters.drops.*which);
+    ++(env.nic().drops().*which);
+}
+
 uint32_t mtu_bytes(const Qp& qp) {
     return 128u << static_cast<uint32_t>(qp.attr.path_mtu);
 }
@@ -210,6 +215,7 @@ void modified(TransportEnv& env, Qp& qp, ibv_qp_state from) {
     if (to == IBV_QPS_RTS && from == IBV_QPS_RTR) {
         qp.req.next_psn = qp.attr.sq_psn;
         qp.req.una_psn = qp.attr.sq_psn;
+        qp.req.sent_end_psn = qp.attr.sq_psn;
         qp.req.retry_left = qp.attr.retry_cnt;
         qp.req.rnr_left = qp.attr.rnr_retry;
     }

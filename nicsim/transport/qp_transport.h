@@ -38,6 +38,9 @@ struct RequesterState {
     uint32_t next_psn = 0;    // PSN of the next new message
     size_t cursor = 0;        // ops[cursor] is the next to (re)transmit
     uint32_t una_psn = 0;     // oldest unacknowledged PSN
+    // One past the newest PSN sent (a READ request covers the PSNs of the responses it asks
+    // for): responses are valid only in [una_psn, sent_end_psn) (IBA 9.7.5.1).
+    uint32_t sent_end_psn = 0;
     uint32_t retry_left = 0;
     uint32_t rnr_left = 0;
     uint64_t timer_at_us = 0;  // retransmit timer; 0 = stopped
@@ -107,6 +110,21 @@ struct ResponderState {
     size_t replay_next = 0;
     std::deque<ResponseJob> responses;
     bool failing = false; // a fatal error's NAK is queued: accept nothing more, then ERR
+    // The last ACK sent for a duplicate request, which limits how often duplicates are
+    // answered (responder.cpp, may_reack). reack_at_us 0: none yet.
+    uint32_t reack_psn = 0;
+    uint64_t reack_at_us = 0;
+};
+
+// Packets the transport did not take as new work, and ACKs it held back: kept per QP
+// (QpCounters::drops) and for the whole host (Nic::drops), shown by status.
+struct DropCounters {
+    uint64_t wrong_source = 0;        // RC/UC/XRC packets not from the QP's peer address and port
+    uint64_t ghost_responses = 0;     // responses outside the outstanding PSNs, or for no WR
+    uint64_t duplicate_responses = 0; // responses for PSNs acknowledged already
+    uint64_t out_of_sequence = 0;     // requests ahead of the expected PSN
+    uint64_t duplicate_requests = 0;  // requests for PSNs executed already
+    uint64_t reacks_suppressed = 0;   // duplicates left unanswered by the re-ACK rate limit
 };
 
 struct QpCounters {
@@ -116,6 +134,7 @@ struct QpCounters {
     uint64_t qkey_violations = 0, rx_no_wqe = 0; // UD drops
     uint64_t xrc_srq_errors = 0; // XRC requests for an unknown SRQ or one of another domain
     uint64_t tm_malformed = 0;   // SENDs into a tag-matching SRQ without a valid TMH
+    DropCounters drops;
 };
 
 } // namespace nicsim

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "emu/wire/packet.h"
+#include "qp_transport.h"
 #include "transport_env.h"
 
 #include <cstdint>
@@ -53,6 +54,9 @@ void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited
 // A receive WQE was taken from `srq`: raises IBV_EVENT_SRQ_LIMIT_REACHED when an armed limit
 // is crossed, and disarms it (IBA 10.2.9.2).
 void srq_consumed(TransportEnv& env, Srq& srq);
+
+// Counts one packet in `which` of the QP's drop counters and of the host's.
+void count_drop(TransportEnv& env, Qp& qp, uint64_t DropCounters::*which);
 
 uint32_t mtu_bytes(const Qp& qp);
 uint32_t dest_addr(const Qp& qp); // the peer's IPv4 address (network order) from its GID

@@ -265,6 +265,9 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
             break;
         }
         sent = true;
+        // Responses to these PSNs (a READ request's: all it asks for) are valid from now on.
+        uint32_t covered_end = psn_add(op.first_psn, op.next_pkt);
+        if (emu::wire::psn_diff(covered_end, r.sent_end_psn) > 0) r.sent_end_psn = covered_end;
         --budget;
         if (op.next_pkt >= op.npkts) {
             ++r.cursor;

@@ -414,7 +414,27 @@ void send_atomic_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint64_t original)
     qp.resp.responses.push_back(job);
 }
 
+// A duplicate SEND or WRITE must be ACKed again (IBA 9.7: the requester retransmits because it
+// lost the ACK), but one ACK of the newest PSN answers a whole go-back-N burst (ACKs coalesce).
+// So the same PSN is ACKed again at most once per kReAckIntervalUs: a genuine retransmission,
+// which comes a retransmit timeout after the last, is answered; a flood of duplicates is not
+// reflected to the peer packet for packet.
+constexpr uint64_t kReAckIntervalUs = 1000;
+
+bool may_reack(TransportEnv& env, Qp& qp, uint32_t psn) {
+    ResponderState& s = qp.resp;
+    uint64_t now = env.now_us();
+    if (s.reack_at_us && s.reack_psn == psn && now - s.reack_at_us < kReAckIntervalUs) {
+        count_drop(env, qp, &DropCounters::reacks_suppressed);
+        return false;
+    }
+    s.reack_psn = psn;
+    s.reack_at_us = now;
+    return true;
+}
+
 void duplicate(TransportEnv& env, Qp& qp, const wire::Headers& h) {
+    count_drop(env, qp, &DropCounters::duplicate_requests);
     if (wire::has(h.opcode, wire::kRead)) {
         // Re-read: a retransmitted READ may resume in the middle (its RETH says where). The
         // requester went back to this PSN: what we still had queued from here on is stale.
@@ -436,7 +456,8 @@ void duplicate(TransportEnv& env, Qp& qp, const wire::Headers& h) {
             send_atomic_ack(env, qp, h.psn, e->atomic_result);
         return;
     }
-    respond(env, qp, psn_add(qp.resp.epsn, -1), wire::aeth_ack());
+    uint32_t newest = psn_add(qp.resp.epsn, -1);
+    if (may_reack(env, qp, newest)) respond(env, qp, newest, wire::aeth_ack());
 }
 
 // Opcode sequence within a message (IBA 9.7.4.1.5): MIDDLE/LAST continue a FIRST of the same
@@ -475,6 +496,10 @@ void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uin
         }
     } else if (d > 0) {
         // Out of sequence: NAK once with the PSN we expect; drop the rest (IBA 9.7.5.1.3).
+        count_drop(env, qp, &DropCounters::out_of_sequence);
+        env.log().debug("qp {:#x}: {} psn {:#x} out of sequence (expected {:#x}){}", qp.qpn,
+                        wire::opcode_name(h.opcode), h.psn, s.epsn,
+                        s.nak_sent ? ", dropped" : ": NAK");
         if (!s.nak_sent) {
             s.nak_sent = true;
             ++qp.counters.naks_sent;

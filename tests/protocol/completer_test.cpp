@@ -294,6 +294,61 @@ TEST_CASE("completer: retransmit timer expiry resends and an exhausted retry_cnt
     CHECK(sq_consumer(qp) == 2);
 }
 
+// On hardware retry_cnt 7 is seven retries (rxe alone retries forever): a dead peer ends the
+// QP after timeout x 8. rnr_retry 7 is different: IBA defines it as infinite.
+TEST_CASE("completer: retry_cnt 7 is seven retries, rnr_retry 7 is forever", "[completer]") {
+    Rig rig;
+    QpOptions o;
+    o.timeout = 10;
+    o.retry_cnt = 7;
+    o.rnr_retry = 7;
+    Qp& qp = rig.create_qp(o);
+    auto data = pattern(64);
+    Mr& mr = rig.reg_mr(data.data(), data.size(), IBV_ACCESS_LOCAL_WRITE);
+    const uint64_t t = retransmit_timeout_us(o.timeout);
+
+    rig.enqueue_send(qp, wqe(1, IBV_WR_SEND), {sge(data.data(), 20, mr)});
+    rig.enqueue_send(qp, wqe(2, IBV_WR_SEND), {sge(&data[20], 20, mr)});
+    rig.doorbell();
+    REQUIRE(rig.env.take().size() == 2);
+    const uint64_t start = rig.env.now;
+
+    SECTION("a peer that never answers: RETRY_EXC_ERR after timeout x 8") {
+        for (int retry = 1; retry <= 7; ++retry) {
+            INFO("retry " << retry);
+            rig.env.advance(t);
+            CHECK(rig.env.take().size() == 2);
+            CHECK(Rig::poll(*qp.send_cq).empty());
+        }
+        rig.env.advance(t);
+        CHECK(rig.env.take().empty());
+        auto wcs = Rig::poll(*qp.send_cq);
+        REQUIRE(wcs.size() == 2);
+        CHECK(wcs[0].wr_id == 1);
+        CHECK(wcs[0].status == IBV_WC_RETRY_EXC_ERR);
+        CHECK(wcs[1].status == IBV_WC_WR_FLUSH_ERR);
+        CHECK(qp.attr.qp_state == IBV_QPS_ERR);
+        CHECK(rig.env.now - start == 8 * t); // timeout x (retry_cnt + 1)
+        CHECK(qp.counters.timeouts == 8);
+        CHECK(qp.counters.retransmits == 7);
+    }
+    SECTION("a peer that answers RNR NAK after RNR NAK: retried as long as they come") {
+        for (int nak = 1; nak <= 50; ++nak) {
+            INFO("RNR NAK " << nak);
+            rig.deliver(qp, ack(o.sq_psn, wire::aeth_rnr_nak(1))); // 10 us
+            rig.env.advance(10);
+            REQUIRE(rig.env.take().size() == 2);
+        }
+        CHECK(Rig::poll(*qp.send_cq).empty());
+        CHECK(qp.attr.qp_state == IBV_QPS_RTS);
+        rig.deliver(qp, ack(psn(o.sq_psn, 1)));
+        auto wcs = Rig::poll(*qp.send_cq);
+        REQUIRE(wcs.size() == 2);
+        CHECK(wcs[0].status == IBV_WC_SUCCESS);
+        CHECK(wcs[1].status == IBV_WC_SUCCESS);
+    }
+}
+
 TEST_CASE("completer: progress restarts the retransmit timer and refills retry_cnt",
           "[completer]") {
     Rig rig;
@@ -747,4 +802,42 @@ TEST_CASE("completer: completions beyond a full CQ are lost with one IBV_EVENT_C
     CHECK(rig.env.events[0].type == IBV_EVENT_CQ_ERR);
     CHECK(rig.env.events[0].handle == qp.send_cq->handle);
     CHECK(sq_consumer(qp) == 4); // the SQ moves on all the same
+}
+
+// A BIND_MW completes on the NIC alone and has no PSNs: an ACK for the WRs around it must
+// pass over it whatever the PSNs are (the upper half of the PSN space compares as "after" 0).
+TEST_CASE("completer: an ACK completes the WRs behind a memory-window bind", "[completer]") {
+    Rig rig;
+    QpOptions o;
+    o.sq_psn = 0x900000;
+    Qp& qp = rig.create_qp(o);
+    auto data = pattern(64);
+    Mr& mr = rig.reg_mr(data.data(), data.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+    ipc::AllocMwReply mw{};
+    REQUIRE(nicsim::alloc_mw(rig.ctx, {rig.pd, IBV_MW_TYPE_2}, mw) == 0);
+    const nicsim::Mw& window = *rig.objects.mws.get(mw.handle);
+
+    ipc::SendWqe bind = wqe(2, IBV_WR_BIND_MW);
+    bind.ah = window.handle;
+    bind.rkey = (window.rkey & 0xffffff00) | ((window.rkey + 1) & 0xff); // ibv_inc_rkey
+    bind.remote_addr = reinterpret_cast<uint64_t>(data.data());
+    bind.compare_add = 32;
+    bind.swap = mr.handle;
+    bind.remote_qkey = IBV_ACCESS_REMOTE_WRITE;
+    rig.enqueue_send(qp, wqe(1, IBV_WR_SEND), {sge(data.data(), 8, mr)});
+    rig.enqueue_send(qp, bind);
+    rig.enqueue_send(qp, wqe(3, IBV_WR_SEND), {sge(data.data(), 8, mr)});
+    rig.doorbell();
+    REQUIRE(rig.env.take().size() == 2); // PSNs sq_psn and sq_psn + 1
+
+    rig.deliver(qp, ack(psn(o.sq_psn, 1)));
+    auto wcs = Rig::poll(*qp.send_cq);
+    REQUIRE(wcs.size() == 3);
+    CHECK(wcs[0].wr_id == 1);
+    CHECK(wcs[1].wr_id == 2);
+    CHECK(wcs[1].opcode == IBV_WC_BIND_MW);
+    CHECK(wcs[2].wr_id == 3);
+    for (const ibv_wc& wc : wcs)
+        CHECK(wc.status == IBV_WC_SUCCESS);
+    CHECK(rig.env.timer(qp) == 0);
 }

@@ -268,6 +268,59 @@ TEST_CASE("responder: a duplicate SEND is ACKed again and not delivered twice", 
     CHECK(wcs[0].wr_id == 2);
 }
 
+// Each duplicate used to be answered with its own ACK: a flood of spoofed duplicates was
+// reflected to the peer packet for packet. One ACK answers a burst; a retransmission that comes
+// later (the requester's retransmit timeout) is answered again.
+TEST_CASE("responder: duplicates are re-ACKed once per PSN and millisecond", "[responder]") {
+    Rig rig;
+    QpOptions o;
+    Qp& qp = rig.create_qp(o);
+    std::vector<uint8_t> buf(1024, 0);
+    Mr& mr = rig.reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
+    rig.post_recv(qp, 1, {sge(&buf[0], 512, mr)});
+    rig.post_recv(qp, 2, {sge(&buf[512], 512, mr)});
+    auto data = pattern(64);
+
+    rig.deliver(qp, request(wire::opcode::kSendOnly, kE), data.data(), 50);
+    check_ack(rig, kE, wire::aeth_ack());
+
+    // A burst of 20 duplicates: one ACK.
+    for (int i = 0; i < 20; ++i)
+        rig.deliver(qp, request(wire::opcode::kSendOnly, kE), data.data(), 50);
+    check_ack(rig, kE, wire::aeth_ack());
+    CHECK(qp.counters.drops.duplicate_requests == 20);
+    CHECK(qp.counters.drops.reacks_suppressed == 19);
+    CHECK(rig.nic.drops().reacks_suppressed == 19);
+
+    // Within the millisecond: still nothing; after it: the retransmission is answered.
+    rig.env.advance(999);
+    rig.deliver(qp, request(wire::opcode::kSendOnly, kE), data.data(), 50);
+    CHECK(rig.env.take().empty());
+    rig.env.advance(1);
+    rig.deliver(qp, request(wire::opcode::kSendOnly, kE), data.data(), 50);
+    check_ack(rig, kE, wire::aeth_ack());
+
+    // A new PSN: its first duplicate is answered at once.
+    rig.deliver(qp, request(wire::opcode::kSendOnly, kE + 1), data.data(), 50);
+    check_ack(rig, kE + 1, wire::aeth_ack());
+    rig.deliver(qp, request(wire::opcode::kSendOnly, kE + 1), data.data(), 50);
+    check_ack(rig, kE + 1, wire::aeth_ack());
+    CHECK(Rig::poll(*qp.recv_cq).size() == 2); // nothing delivered twice
+}
+
+TEST_CASE("responder: out-of-sequence requests are counted", "[responder]") {
+    Rig rig;
+    QpOptions o;
+    Qp& qp = rig.create_qp(o);
+    auto data = pattern(64);
+    for (uint32_t k = 1; k <= 5; ++k)
+        rig.deliver(qp, request(wire::opcode::kSendOnly, kE + k * 1000), data.data(), 8);
+    check_ack(rig, kE, wire::aeth_nak(wire::NakCode::PsnSequenceError)); // one NAK
+    CHECK(qp.counters.drops.out_of_sequence == 5);
+    CHECK(rig.nic.drops().out_of_sequence == 5);
+    CHECK(qp.counters.drops.duplicate_requests == 0);
+}
+
 TEST_CASE("responder: RDMA WRITE into a registered MR", "[responder]") {
     Rig rig;
     QpOptions o;
