@@ -18,7 +18,10 @@ import sys
 import time
 
 MAGIC = 0x554D4552
-VERSION = 1
+# The protocol version the daemon speaks, from the header both sides are built from.
+PROTOCOL_H = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "../../emu/include/emu/ipc/protocol.h")
+VERSION = int(re.search(r"kVersion = (\d+);", open(PROTOCOL_H).read()).group(1))
 OP_HELLO = 1
 OP_ALLOC_PD = 6
 HELLO_LEN = 16 + 8  # Header + HelloReq {u32 flags, u32 reserved}
