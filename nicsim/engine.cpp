@@ -77,8 +77,12 @@ void Engine::drain() {
     }
 }
 
+// A deadline goes into the heap only when it is earlier than the QP's queued one: moving a
+// retransmit timer on at every ACK costs nothing, and when the queued deadline fires on_timer
+// finds the later one and sets it again (stale and cancelled deadlines fire harmlessly).
 void Engine::set_timer(Qp& qp, uint64_t at_us) {
-    if (at_us == 0) return; // stale deadlines are ignored when they fire
+    if (at_us == 0 || (qp.timer_queued_us && qp.timer_queued_us <= at_us)) return;
+    qp.timer_queued_us = at_us;
     deadlines_.push({at_us, qp.qpn});
     arm_timer();
 }
@@ -99,12 +103,17 @@ void Engine::arm_timer() {
 
 void Engine::on_timers() {
     uint64_t now = now_us();
-    std::vector<uint32_t> due;
+    due_.clear();
     while (!deadlines_.empty() && deadlines_.top().first <= now) {
-        due.push_back(deadlines_.top().second);
+        auto [at, qpn] = deadlines_.top();
         deadlines_.pop();
+        Qp* qp = nic_.qp_by_qpn(qpn);
+        if (qp && qp->timer_queued_us == at) {
+            qp->timer_queued_us = 0;
+            due_.push_back(qpn);
+        }
     }
-    for (uint32_t qpn : due)
+    for (uint32_t qpn : due_)
         if (Qp* qp = nic_.qp_by_qpn(qpn)) rc::on_timer(*this, *qp);
     arm_timer();
 }

@@ -69,6 +69,7 @@ class Engine final : public DataPath, public TransportEnv {
     bool drain_posted_ = false;
     using Deadline = std::pair<uint64_t, uint32_t>; // (time, qpn)
     std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
+    std::vector<uint32_t> due_; // on_timers' scratch, kept: no allocation per tick
     boost::asio::steady_timer timer_;
     uint64_t timer_armed_for_ = 0;
     std::vector<SessionObjects*> doorbells_; // sessions whose doorbell pages the NIC watches

@@ -218,9 +218,10 @@ struct Qp {
     RequesterState req;
     ResponderState resp;
     QpCounters counters;
-    bool scheduled = false; // in the engine's run queue
-    uint32_t doorbell_slot = 0; // its bit in the session's doorbell page (0: none of its own)
-    uint32_t flows = 0;     // steering rules delivering to it: destroying it is EBUSY meanwhile
+    bool scheduled = false;       // in the engine's run queue
+    uint64_t timer_queued_us = 0; // the engine's: its earliest deadline in the timer heap (0: none)
+    uint32_t doorbell_slot = 0;   // its bit in the session's doorbell page (0: none of its own)
+    uint32_t flows = 0; // steering rules delivering to it: destroying it is EBUSY meanwhile
     // RSS (a raw packet QP made by CreateRssQp): no rings; received frames go to the WQ the
     // hash picks.
     RwqIndTable* ind_table = nullptr;

@@ -72,7 +72,7 @@ void send_packet(TransportEnv& env, Qp& qp, wire::Headers& h, uint8_t* buf, size
 }
 
 void send_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint8_t syndrome) {
-    uint8_t buf[64];
+    uint8_t* buf = env.packet_buffer();
     wire::Headers h;
     h.opcode = wire::opcode::make(transport_of(qp), wire::opcode::kAcknowledge);
     h.psn = psn & wire::kPsnMask;

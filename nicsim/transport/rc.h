@@ -80,9 +80,9 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget);
 void arm_retransmit_timer(TransportEnv& env, Qp& qp);
 
 inline constexpr size_t kMaxPacket = 4096 + 128; // largest MTU plus headers, pad and ICRC
-inline constexpr uint32_t kWindow = 128;         // unacknowledged PSNs in flight, as rxe
-inline constexpr uint32_t kAckEvery = 32;        // AckReq at least this often in a message
-inline constexpr uint32_t kReadChunk = 64;       // response packets one READ request asks for
+inline constexpr uint32_t kWindow = 512;   // unacknowledged PSNs in flight: 8 messages of 64 KiB
+inline constexpr uint32_t kAckEvery = 32;  // AckReq at least this often in a message
+inline constexpr uint32_t kReadChunk = 64; // response packets one READ request asks for
 
 } // namespace rc
 } // namespace nicsim

@@ -395,7 +395,7 @@ bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
 }
 
 void emit_atomic_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint64_t original) {
-    uint8_t buf[64];
+    uint8_t* buf = env.packet_buffer();
     wire::Headers h;
     h.opcode = wire::opcode::make(transport_of(qp), wire::opcode::kAtomicAcknowledge);
     h.psn = psn;
