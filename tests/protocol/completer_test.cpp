@@ -664,26 +664,29 @@ TEST_CASE("completer: several READ responses after one gap re-request once", "[c
 }
 
 TEST_CASE("completer: in-order READ responses move the window within a long READ", "[completer]") {
+    const uint32_t window = nicsim::rc::kWindow;
+    const uint32_t len = window + 72; // packets of the READ
     Rig rig;
     QpOptions o;
     Qp& qp = rig.create_qp(o);
-    std::vector<uint8_t> buf(200 * 1024);
+    std::vector<uint8_t> buf(len * 1024);
     Mr& mr = rig.reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
     auto remote = pattern(1024);
 
-    // The READ takes PSNs sq_psn .. sq_psn + 199, asked for in requests of 64 response packets
-    // as the window allows; the SEND at sq_psn + 200 is outside the window until more than 72
-    // of the responses are in.
+    // The READ takes PSNs sq_psn .. sq_psn + len - 1, asked for in requests of 64 response
+    // packets as the window allows; the SEND at sq_psn + len is outside the window until more
+    // than 72 of the responses are in.
     rig.enqueue_send(qp, rdma_wqe(1, IBV_WR_RDMA_READ, 0x1000, 0x5),
                      {sge(buf.data(), buf.size(), mr)});
     rig.enqueue_send(qp, wqe(2, IBV_WR_SEND), {sge(buf.data(), 8, mr)});
     rig.doorbell();
     auto first = rig.env.take();
-    REQUIRE(first.size() == 2);
-    CHECK(first[0].h.psn == psn(o.sq_psn, 0));
-    CHECK(first[0].h.reth.length == 64 * 1024);
-    CHECK(first[1].h.psn == psn(o.sq_psn, 64));
-    CHECK(first[1].h.reth.va == 0x1000 + 64 * 1024);
+    REQUIRE(first.size() == window / 64);
+    for (uint32_t k = 0; k < first.size(); ++k) {
+        CHECK(first[k].h.psn == psn(o.sq_psn, 64 * k));
+        CHECK(first[k].h.reth.length == 64 * 1024);
+        CHECK(first[k].h.reth.va == 0x1000 + 64 * 1024 * k);
+    }
 
     std::vector<uint32_t> later;
     for (uint32_t k = 0; k < 72; ++k) {
@@ -694,16 +697,16 @@ TEST_CASE("completer: in-order READ responses move the window within a long READ
         for (const auto& p : rig.env.take()) {
             CHECK(p.h.opcode == rc(wire::opcode::kReadRequest));
             later.push_back(p.h.psn);
-            if (p.h.psn == psn(o.sq_psn, 192)) CHECK(p.h.reth.length == 8 * 1024);
+            if (p.h.psn == psn(o.sq_psn, window + 64)) CHECK(p.h.reth.length == 8 * 1024);
         }
     }
-    CHECK(later == std::vector<uint32_t>{psn(o.sq_psn, 128), psn(o.sq_psn, 192)});
+    CHECK(later == std::vector<uint32_t>{psn(o.sq_psn, window), psn(o.sq_psn, window + 64)});
     wire::Headers h = read_response(wire::opcode::kReadResponseMiddle, psn(o.sq_psn, 72));
     rig.deliver(qp, h, remote.data(), 1024);
     auto sent = rig.env.take();
     REQUIRE(sent.size() == 1);
     CHECK(sent[0].h.opcode == rc(wire::opcode::kSendOnly));
-    CHECK(sent[0].h.psn == psn(o.sq_psn, 200));
+    CHECK(sent[0].h.psn == psn(o.sq_psn, len));
 }
 
 TEST_CASE("completer: a stale ACK does not restart the retransmit timer", "[completer]") {

@@ -57,12 +57,13 @@ TEST_CASE("ghost responses: an ACK for a PSN of a message not sent that far is a
     Rig rig;
     QpOptions o;
     Qp& qp = rig.create_qp(o);
-    std::vector<uint8_t> data(200 * 1024);
+    const uint32_t window = nicsim::rc::kWindow;
+    std::vector<uint8_t> data((window + 72) * 1024);
     Mr& mr = rig.reg_mr(data.data(), data.size(), IBV_ACCESS_LOCAL_WRITE);
     rig.post_send(qp, wqe(1, IBV_WR_SEND), {sge(data.data(), data.size(), mr)});
-    REQUIRE(rig.env.take().size() == nicsim::rc::kWindow);
+    REQUIRE(rig.env.take().size() == window);
 
-    rig.deliver(qp, ack(psn(o.sq_psn, 150)));
+    rig.deliver(qp, ack(psn(o.sq_psn, window + 22)));
     CHECK(rig.env.take().empty()); // the window did not move
     CHECK(qp.counters.drops.ghost_responses == 1);
 

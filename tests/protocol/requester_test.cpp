@@ -284,19 +284,21 @@ TEST_CASE("requester: inline data goes out from the WQE itself", "[requester]") 
     CHECK(wcs[1].status == IBV_WC_SUCCESS);
 }
 
-TEST_CASE("requester: no more than 128 unacknowledged PSNs in flight", "[requester]") {
+TEST_CASE("requester: no more than kWindow unacknowledged PSNs in flight", "[requester]") {
+    const uint32_t window = nicsim::rc::kWindow;
+    const uint32_t n = window + 72; // SENDs, one PSN each
     Rig rig;
     QpOptions o;
-    o.max_send_wr = 256;
+    o.max_send_wr = 2 * window;
     Qp& qp = rig.create_qp(o);
     auto data = pattern(64);
     Mr& mr = rig.reg_mr(data.data(), data.size(), IBV_ACCESS_LOCAL_WRITE);
 
-    for (uint64_t i = 0; i < 200; ++i)
+    for (uint64_t i = 0; i < n; ++i)
         rig.enqueue_send(qp, wqe(i, IBV_WR_SEND), {sge(data.data(), 8, mr)});
     rig.doorbell();
     auto sent = rig.env.take();
-    REQUIRE(sent.size() == 128);
+    REQUIRE(sent.size() == window);
     for (size_t i = 0; i < sent.size(); ++i)
         CHECK(sent[i].h.psn == psn(o.sq_psn, i));
 
@@ -305,24 +307,24 @@ TEST_CASE("requester: no more than 128 unacknowledged PSNs in flight", "[request
     CHECK(Rig::poll(*qp.send_cq).size() == 10);
     sent = rig.env.take();
     REQUIRE(sent.size() == 10);
-    CHECK(sent.front().h.psn == psn(o.sq_psn, 128));
-    CHECK(sent.back().h.psn == psn(o.sq_psn, 137));
+    CHECK(sent.front().h.psn == psn(o.sq_psn, window));
+    CHECK(sent.back().h.psn == psn(o.sq_psn, window + 9));
 
     SECTION("the window holds within one long message too") {
-        rig.deliver(qp, ack(psn(o.sq_psn, 137)));
-        CHECK(Rig::poll(*qp.send_cq).size() == 128);
-        CHECK(rig.env.take().size() == 62); // the rest of the 200
-        rig.deliver(qp, ack(psn(o.sq_psn, 199)));
+        rig.deliver(qp, ack(psn(o.sq_psn, window + 9)));
+        CHECK(Rig::poll(*qp.send_cq).size() == window);
+        CHECK(rig.env.take().size() == 62); // the rest of the n
+        rig.deliver(qp, ack(psn(o.sq_psn, n - 1)));
         CHECK(Rig::poll(*qp.send_cq).size() == 62);
-        CHECK(sq_consumer(qp) == 200);
-        std::vector<uint8_t> big(300 * 1024);
+        CHECK(sq_consumer(qp) == n);
+        std::vector<uint8_t> big((window + 100) * 1024);
         Mr& bmr = rig.reg_mr(big.data(), big.size(), IBV_ACCESS_LOCAL_WRITE);
         rig.post_send(qp, rdma_wqe(500, IBV_WR_RDMA_WRITE, 0x1000, 0x1),
                       {sge(big.data(), big.size(), bmr)});
         sent = rig.env.take();
-        REQUIRE(sent.size() == 128);
-        CHECK(sent.back().h.psn == psn(o.sq_psn, 200 + 127));
-        rig.deliver(qp, ack(psn(o.sq_psn, 200 + 31)));
+        REQUIRE(sent.size() == window);
+        CHECK(sent.back().h.psn == psn(o.sq_psn, n + window - 1));
+        rig.deliver(qp, ack(psn(o.sq_psn, n + 31)));
         CHECK(rig.env.take().size() == 32);
     }
 }
