@@ -25,19 +25,9 @@ static const int kAccess =
     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
 
 static void connect_loopback(void) {
-    qa = create_rc_qp(pd, cq.cq, cq.cq, 16, 16, 1, 0);
-    qb = create_rc_qp(pd, cq.cq, cq.cq, 16, 16, 1, 0);
-    struct qp_params p = {.timeout = 14,
-                          .retry_cnt = 7,
-                          .rnr_retry = 7,
-                          .min_rnr_timer = 12,
-                          .max_rd_atomic = 1,
-                          .max_dest_rd_atomic = 1,
-                          .mtu = IBV_MTU_1024};
-    struct peer_info a = {.qpn = qa->qp_num, .psn = 1}, b = {.qpn = qb->qp_num, .psn = 2};
-    memcpy(a.gid, d.gid.raw, 16);
-    memcpy(b.gid, d.gid.raw, 16);
-    if (connect_qp(qa, &p, 1, &b) || connect_qp(qb, &p, 2, &a)) die("connect: %s", strerror(errno));
+    struct loopback_pair p = connect_loopback_pair(&d, pd, cq.cq, 16);
+    qa = p.a;
+    qb = p.b;
 }
 
 // One RDMA op of `len` bytes between scratch and `remote` (in `mr`); its status. A failed op

@@ -351,6 +351,30 @@ static inline int connect_qp(struct ibv_qp* qp, const struct qp_params* p, uint3
                              IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
+// Two RC QPs on one device connected to each other (loopback): `a` posts, `b` answers.
+struct loopback_pair {
+    struct ibv_qp *a, *b;
+};
+
+static inline struct loopback_pair connect_loopback_pair(const struct dev* d, struct ibv_pd* pd,
+                                                         struct ibv_cq* cq, uint32_t depth) {
+    struct loopback_pair p = {create_rc_qp(pd, cq, cq, depth, depth, 1, 0),
+                              create_rc_qp(pd, cq, cq, depth, depth, 1, 0)};
+    struct qp_params params = {.timeout = 14,
+                               .retry_cnt = 7,
+                               .rnr_retry = 7,
+                               .min_rnr_timer = 12,
+                               .max_rd_atomic = 1,
+                               .max_dest_rd_atomic = 1,
+                               .mtu = IBV_MTU_1024};
+    struct peer_info pa = {.qpn = p.a->qp_num, .psn = 100}, pb = {.qpn = p.b->qp_num, .psn = 200};
+    memcpy(pa.gid, d->gid.raw, 16);
+    memcpy(pb.gid, d->gid.raw, 16);
+    if (connect_qp(p.a, &params, 100, &pb) || connect_qp(p.b, &params, 200, &pa))
+        die("connecting a loopback RC pair: %s", strerror(errno));
+    return p;
+}
+
 static inline enum ibv_qp_state query_state(struct ibv_qp* qp) {
     struct ibv_qp_attr a;
     struct ibv_qp_init_attr ia;

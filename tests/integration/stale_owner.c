@@ -42,27 +42,6 @@ static void wait_line(void) {
     if (!fgets(line, sizeof line, stdin)) die("stdin closed before the go line");
 }
 
-struct pair {
-    struct ibv_qp *a, *b; // a posts, b answers
-};
-
-static void connect_pair(struct pair* p, struct dev* d, struct ibv_pd* pd, struct ibv_cq* cq) {
-    p->a = create_rc_qp(pd, cq, cq, 4, 4, 1, 0);
-    p->b = create_rc_qp(pd, cq, cq, 4, 4, 1, 0);
-    struct qp_params params = {.timeout = 14,
-                               .retry_cnt = 7,
-                               .rnr_retry = 7,
-                               .min_rnr_timer = 12,
-                               .max_rd_atomic = 1,
-                               .max_dest_rd_atomic = 1,
-                               .mtu = IBV_MTU_1024};
-    struct peer_info pa = {.qpn = p->a->qp_num, .psn = 100}, pb = {.qpn = p->b->qp_num, .psn = 200};
-    memcpy(pa.gid, d->gid.raw, 16);
-    memcpy(pb.gid, d->gid.raw, 16);
-    if (connect_qp(p->a, &params, 100, &pb) || connect_qp(p->b, &params, 200, &pa))
-        die("connecting a loopback RC pair: %s", strerror(errno));
-}
-
 // One RDMA READ or WRITE of LEN bytes between buf and `target` (from its first byte); its
 // completion status.
 static enum ibv_wc_status rdma(struct ibv_qp* qp, struct cqw* cq, enum ibv_wr_opcode op,
@@ -101,10 +80,10 @@ static int owner(const char* pid_file) {
     struct ibv_mr* partial = reg_mr(pd, (char*)TARGET + PART, LEN, access);
     struct cqw cq;
     cqw_create(&cq, d.ctx, 16);
-    struct pair via_shared, reads, writes; // a failed access takes its QP to ERR: one pair each
-    connect_pair(&via_shared, &d, pd, cq.cq);
-    connect_pair(&reads, &d, pd, cq.cq);
-    connect_pair(&writes, &d, pd, cq.cq);
+    // A failed access takes its QP to ERR: one pair each.
+    struct loopback_pair via_shared = connect_loopback_pair(&d, pd, cq.cq, 4);
+    struct loopback_pair reads = connect_loopback_pair(&d, pd, cq.cq, 4);
+    struct loopback_pair writes = connect_loopback_pair(&d, pd, cq.cq, 4);
     int sync[2];
     if (pipe(sync)) die("pipe");
     pid_t child = fork();
