@@ -83,6 +83,10 @@ inline constexpr size_t kMaxPacket = 4096 + 128; // largest MTU plus headers, pa
 inline constexpr uint32_t kWindow = 512;   // unacknowledged PSNs in flight: 8 messages of 64 KiB
 inline constexpr uint32_t kAckEvery = 32;  // AckReq at least this often in a message
 inline constexpr uint32_t kReadChunk = 64; // response packets one READ request asks for
+// Response packets a READ asks for ahead of those it has: the responder queues every one it is
+// asked for and answers a re-request only after them, so under loss a deep queue of responses
+// nobody waits for any more outlasts the retries.
+inline constexpr uint32_t kReadAhead = 128;
 
 } // namespace rc
 } // namespace nicsim

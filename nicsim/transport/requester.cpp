@@ -259,6 +259,9 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
         if (reliable(qp) &&
             emu::wire::psn_diff(psn_add(op.first_psn, op.next_pkt), r.una_psn) >= int(kWindow))
             break;
+        if (op.wqe.opcode == IBV_WR_RDMA_READ && op.next_pkt > 0 &&
+            op.next_pkt - op.response_bytes / mtu_bytes(qp) >= kReadAhead)
+            break;
         if (!send_next_packet(env, qp, op)) {
             op.status = IBV_WC_LOC_PROT_ERR; // local memory vanished since registration
             op.done = true;
