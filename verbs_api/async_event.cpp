@@ -1,5 +1,7 @@
-// Asynchronous events: the NIC writes one record per event to the context's async fd.
+// Asynchronous events: the NIC writes one record per event to the context's async fd; when the
+// NIC is gone, the fd's end of file is IBV_EVENT_DEVICE_FATAL.
 #include "async_event_target.h"
+#include "dead_nic.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 
@@ -16,6 +18,19 @@ template <typename Map> auto find(Map& m, uint32_t handle) -> typename Map::mapp
     return it == m.end() ? nullptr : it->second;
 }
 
+// The NIC closed the event socket (dead_nic.h): IBV_EVENT_DEVICE_FATAL once per context, then
+// EIO, as a disassociated uverbs file answers.
+int device_fatal(EmuContext& c, ibv_async_event& event) {
+    nic_died(*c.session);
+    if (c.fatal_reported.exchange(true)) {
+        errno = EIO;
+        return -1;
+    }
+    event.event_type = IBV_EVENT_DEVICE_FATAL;
+    event.element.port_num = 0;
+    return 0;
+}
+
 } // namespace
 
 int emulated::ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
@@ -23,6 +38,8 @@ int emulated::ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
     for (;;) {
         ipc::AsyncEventRecord rec{};
         ssize_t n = ::read(ctx->async_fd, &rec, sizeof rec);
+        if (n == 0 || (n < 0 && errno == ECONNRESET))
+            return device_fatal(*emu_context(ctx), *event);
         if (n != static_cast<ssize_t>(sizeof rec)) {
             if (n >= 0) errno = EIO;
             return -1;

@@ -1,4 +1,5 @@
 // Completion channels: a real pollable fd on which the NIC posts one record per CQ event.
+#include "dead_nic.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 
@@ -45,8 +46,13 @@ int emulated::ibv_destroy_comp_channel(ibv_comp_channel* channel) {
 int emulated::ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) {
     ipc::CompEventRecord rec{};
     ssize_t n = ::read(channel->fd, &rec, sizeof rec);
-    if (n != static_cast<ssize_t>(sizeof rec)) return -1; // errno from read (EAGAIN when empty)
     EmuSession& s = session(channel->context);
+    if (n == 0) { // the NIC is gone (dead_nic.h): EIO, as a disassociated channel answers
+        nic_died(s);
+        errno = EIO;
+        return -1;
+    }
+    if (n != static_cast<ssize_t>(sizeof rec)) return -1; // errno from read (EAGAIN when empty)
     std::lock_guard lock(s.events_mutex);
     auto it = s.cqs.find(rec.cq);
     if (it == s.cqs.end()) {

@@ -1,5 +1,6 @@
 // The extended CQ's polling interface (ibv_start_poll / ibv_next_poll / ibv_end_poll and the
 // ibv_wc_read_* accessors), over the same shared ring as ibv_poll_cq.
+#include "dead_nic.h"
 #include "emu_objects.h"
 #include "ops.h"
 
@@ -123,10 +124,13 @@ void install_cq_ex_ops(ibv_cq_ex& cq) {
 // On a machine of 1 or 2 CPUs the app and the NICs share the cores: an app that keeps finding
 // its CQ empty gives the CPU up now and then, or the NIC that would fill it waits for the app's
 // time slice to end (tails of milliseconds, bench/README.md). With more CPUs the NICs have
-// cores of their own and polling stays a plain memory read, as on hardware.
+// cores of their own and polling stays a plain memory read, as on hardware. Every 64th empty
+// poll reads the clock (no syscall) to look for a dead NIC now and then (dead_nic.h).
 void empty_poll_backoff(EmuCq& cq) {
     static const bool cores_shared = ::sysconf(_SC_NPROCESSORS_ONLN) <= 2;
-    if (cores_shared && ++cq.empty_polls >= 64) sched_yield();
+    ++cq.empty_polls;
+    if (cores_shared && cq.empty_polls >= 64) sched_yield();
+    if (cq.empty_polls % 64 == 0) watch_nic(session(cq.ex.context));
 }
 
 } // namespace verbs

@@ -8,6 +8,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -74,6 +75,11 @@ struct EmuSession {
     std::unordered_map<uint32_t, ibv_cq*> cqs;
     std::unordered_map<uint32_t, ibv_srq*> srqs;
 
+    // The NIC is gone (dead_nic.h): set once, never cleared.
+    std::atomic<bool> nic_dead{false};
+    std::atomic<uint64_t> nic_checked_ns{0}; // when a poll last looked (CLOCK_MONOTONIC_COARSE)
+    std::mutex flush_mutex;                  // one flusher at a time in this process
+
     EmuSession() = default;
     EmuSession(const EmuSession&) = delete;
     EmuSession& operator=(const EmuSession&) = delete;
@@ -83,7 +89,8 @@ struct EmuSession {
 struct EmuContext {
     verbs_context vctx; // its last member is the ibv_context the app holds
     std::shared_ptr<EmuSession> session;
-    int own_cmd_fd = -1; // an imported context owns the fd it was made from
+    int own_cmd_fd = -1;                     // an imported context owns the fd it was made from
+    std::atomic<bool> fatal_reported{false}; // IBV_EVENT_DEVICE_FATAL went to the app
 };
 
 inline EmuContext* emu_context(ibv_context* ctx) {
@@ -152,7 +159,8 @@ inline EmuCq* emu_cq(ibv_cq_ex* cq) {
 }
 
 // Called when a poll finds nothing: apps busy-poll, and on a small machine the NIC processes
-// need the CPU to produce what the app waits for (cq_ex_poll.cpp).
+// need the CPU to produce what the app waits for; an empty CQ is also where an app would wait
+// forever for a dead NIC, so now and then it looks whether the NIC is gone (cq_ex_poll.cpp).
 void empty_poll_backoff(EmuCq& cq);
 
 // A QP is always an ibv_qp_ex (its first member is the ibv_qp); the new post-send API is

@@ -1,4 +1,5 @@
 // Shared mappings of the NIC's memfds, and the doorbell.
+#include "dead_nic.h"
 #include "emu_objects.h"
 
 #include <cerrno>
@@ -35,6 +36,9 @@ void Mapping::reset() {
 
 void ring_doorbell(ibv_context* ctx, uint32_t slot) {
     EmuSession& s = session(ctx);
+    // Nobody rings for a dead NIC: what was posted completes with a flush error at once, as on
+    // a QP in ERR.
+    if (s.nic_dead.load(std::memory_order_relaxed)) return flush_outstanding(s);
     auto* page = static_cast<emu::ipc::DoorbellPage*>(s.doorbell_page.data);
     if (slot >= emu::ipc::kDoorbellSlots) slot = emu::ipc::kDoorbellAll;
     // Pairs with the NIC setting nic_sleeping and then looking at the bits (both seq_cst):

@@ -26,6 +26,10 @@ struct RingHeader {
     alignas(64) std::atomic<uint32_t> notify;
     uint32_t entries;    // a power of two
     uint32_t entry_size; // bytes
+    // CQs: 0 while the NIC produces. Once the NIC is gone (its session ended) the library writes
+    // the flush completions itself; the first process to take this word (its pid) is the one
+    // producer from then on, so processes sharing the ring (fork, import) never both write.
+    std::atomic<uint32_t> library_producer;
 };
 inline constexpr size_t kRingDataOffset = 256;
 static_assert(sizeof(RingHeader) <= kRingDataOffset);
