@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "emu/share_limits.h"
 #include "emu/uid_list.h"
 
 #include <arpa/inet.h>
@@ -21,6 +22,7 @@ void usage(const char* why) {
                  "               [--poll-us N]   (polling after work before sleeping)\n"
                  "               [--pcap FILE] [--pcap-limit BYTES]   (capture stops there)\n"
                  "               [--allow-uid UID[,UID...]]   (besides ours and root)\n"
+                 "               [--max-per-process qp=N,cq=N,mr=N,context=N]   (any of them)\n"
                  "               [--peers A.B.C.D,...]   (every host of the set, for multicast)\n"
                  "               [--drop P] [--duplicate P] [--reorder P] [--corrupt P]\n"
                  "               [--delay-us D] [--seed S]   (P: probability 0..1)\n"
@@ -129,6 +131,16 @@ std::optional<Config> parse_args(int argc, char** argv) {
                 return std::nullopt;
             }
             c.allowed_uids = *uids;
+        } else if (opt == "--max-per-process") {
+            auto shares = emu::parse_share_limits(value);
+            if (!shares) {
+                std::string why = "--max-per-process wants KIND=N[,KIND=N...] (KIND: qp, cq, "
+                                  "mr, context; N >= 1), not " +
+                                  value;
+                usage(why.c_str());
+                return std::nullopt;
+            }
+            c.max_per_process = *shares;
         } else if (opt == "--drop" || opt == "--duplicate" || opt == "--reorder" ||
                    opt == "--corrupt") {
             auto p = parse_probability(value);

@@ -4,6 +4,8 @@
 #include "net/fault_injector.h"
 #include "net/pcap_writer.h"
 
+#include "emu/share_limits.h"
+
 #include <netinet/in.h>
 #include <optional>
 #include <string>
@@ -33,6 +35,8 @@ struct Config {
     // --allow-uid: uids besides ours and root that may open control sessions (a deliberately
     // shared set); the control socket is then 0666 instead of 0600, the uid check is the gate.
     std::vector<uid_t> allowed_uids;
+    // --max-per-process: QPs, CQs, MRs and contexts one process may hold (process_shares.h).
+    emu::ShareLimits max_per_process;
     // --peers: every host of the set (network order; this one may be among them), where the
     // fabric delivers multicast packets. Empty: this host only.
     std::vector<uint32_t> hosts;

@@ -5,6 +5,7 @@
 #include "device.h"
 #include "emu/keys.h"
 #include "objects/objects.h"
+#include "process_shares.h"
 
 #include <cstdint>
 #include <functional>
@@ -64,11 +65,12 @@ struct McastCounters {
 
 class Nic {
   public:
-    explicit Nic(const Config& config) : device_(config) {}
+    explicit Nic(const Config& config) : device_(config), shares_(config.max_per_process) {}
 
     Device& device() { return device_; }
     const Device& device() const { return device_; }
     ObjectTotals& totals() { return totals_; }
+    ProcessShares& shares() { return shares_; }
 
     // Memory keys: lkey and rkey of an MR are distinct, unguessable and device-unique.
     void register_mr(Mr& mr);
@@ -158,6 +160,7 @@ class Nic {
     McastCounters mcast_counters_;
     DropCounters drops_;
     ObjectTotals totals_;
+    ProcessShares shares_;
     DataPath* data_path_ = nullptr;
 };
 

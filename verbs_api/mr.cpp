@@ -1,15 +1,33 @@
 // Memory registration. The NIC keeps the keys and checks every access against them.
 #include "emu_objects.h"
 #include "emulated_verbs.h"
+#include "mr_pages.h"
 #include "ops.h"
 #include "shared_pages.h"
+#include "verbs_log.h"
 
 #include <cerrno>
 #include <cstdint>
 #include <new>
+#include <string>
 
 using namespace verbs;
 namespace ipc = emu::ipc;
+
+namespace {
+
+// EFAULT, with the reason in the verbs log, when the kernel could not pin the MR's pages
+// (mr_pages.h); else 0.
+int pages_missing(const char* verb, void* addr, size_t length, unsigned access) {
+    std::string why;
+    int err = check_mr_pages(addr, length, access, why);
+    if (err)
+        log(LogLevel::Error, "rdmaemu: %s(addr %p, length %zu, access %#x): EFAULT: %s\n", verb,
+            addr, length, access, why.c_str());
+    return err;
+}
+
+} // namespace
 
 namespace verbs {
 
@@ -40,9 +58,10 @@ ibv_mr* emulated::ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64
     // Optional bits (e.g. RELAXED_ORDERING) are hints a device may ignore: drop them, as
     // rdma-core does for devices that don't support them.
     access &= ~static_cast<unsigned int>(IBV_ACCESS_OPTIONAL_RANGE);
+    if (int err = pages_missing("ibv_reg_mr", addr, length, access)) return fail<ibv_mr>(err);
     PageShare share = share_pages(addr, length, access);
-    ipc::RegMrReq req{pd->handle, access, reinterpret_cast<uintptr_t>(addr), length, iova,
-                      share.pages};
+    ipc::RegMrReq req{pd->handle, access, reinterpret_cast<uintptr_t>(addr),
+                      length,     iova,   share.pages};
     ipc::RegMrReply r{};
     if (int err = control(pd->context).call<ipc::Op::RegMr>(req, r, nullptr, share.memfd)) {
         release_pages(share.region);
@@ -78,9 +97,14 @@ int emulated::ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t
     unsigned int acc = static_cast<unsigned int>(access) & ~IBV_ACCESS_OPTIONAL_RANGE;
     uint64_t va = reinterpret_cast<uintptr_t>(addr);
     PageShare share;
-    if (flags & IBV_REREG_MR_CHANGE_TRANSLATION)
-        share = share_pages(addr, length,
-                            (flags & IBV_REREG_MR_CHANGE_ACCESS) ? acc : emu_mr(mr)->access);
+    if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+        unsigned int new_access = (flags & IBV_REREG_MR_CHANGE_ACCESS) ? acc : emu_mr(mr)->access;
+        if (int err = pages_missing("ibv_rereg_mr", addr, length, new_access)) {
+            errno = err;
+            return IBV_REREG_MR_ERR_CMD;
+        }
+        share = share_pages(addr, length, new_access);
+    }
     ipc::ReregMrReq req{mr->handle,
                         static_cast<uint32_t>(flags),
                         (flags & IBV_REREG_MR_CHANGE_PD) ? pd->handle : 0,

@@ -1,9 +1,10 @@
 #include "shared_pages.h"
 
+#include "process_maps.h"
+
 #include <infiniband/verbs.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <map>
@@ -34,57 +35,6 @@ uint64_t page_size() {
     return page;
 }
 
-// One line of /proc/self/maps.
-struct Vma {
-    uint64_t start = 0, end = 0;
-    char perms[5] = {};
-    uint64_t inode = 0;
-    std::string path;
-};
-
-std::string read_maps() {
-    std::string text;
-    int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return text;
-    char buf[8192];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0)
-        text.append(buf, static_cast<size_t>(n));
-    ::close(fd);
-    return text;
-}
-
-// Calls ok(vma) for the mappings over [start, end); true when they cover it without a gap and
-// ok() holds for each.
-template <typename Ok>
-bool covered_by(uint64_t start, uint64_t end, Ok ok) {
-    std::string maps = read_maps();
-    uint64_t at = start;
-    size_t pos = 0;
-    while (at < end && pos < maps.size()) {
-        size_t eol = maps.find('\n', pos);
-        if (eol == std::string::npos) eol = maps.size();
-        std::string line = maps.substr(pos, eol - pos);
-        pos = eol + 1;
-        Vma v;
-        unsigned long s = 0, e = 0, off = 0, inode = 0;
-        unsigned dmaj = 0, dmin = 0;
-        int path_at = 0;
-        if (std::sscanf(line.c_str(), "%lx-%lx %4s %lx %x:%x %lu %n", &s, &e, v.perms, &off, &dmaj,
-                        &dmin, &inode, &path_at) < 7)
-            return false;
-        if (e <= at) continue;
-        if (s > at) return false; // a hole
-        v.start = s;
-        v.end = e;
-        v.inode = inode;
-        if (path_at > 0 && static_cast<size_t>(path_at) <= line.size()) v.path = line.substr(path_at);
-        if (!ok(v)) return false;
-        at = e;
-    }
-    return at >= end;
-}
-
 // Private anonymous read-write memory that may be swapped: the heap, anonymous mmaps, thread
 // stacks. Not the main stack (it grows down), files, shared or huge-page mappings.
 bool swappable(const Vma& v) {
@@ -103,8 +53,8 @@ bool still_ours(uint64_t start, const Region& r) {
 // Puts private anonymous memory with the same bytes where `r` is mapped at `start`.
 void make_private(uint64_t start, const Region& r) {
     if (!still_ours(start, r)) return; // the app unmapped or replaced it meanwhile
-    void* copy = ::mmap(nullptr, r.length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                        -1, 0);
+    void* copy =
+        ::mmap(nullptr, r.length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (copy == MAP_FAILED) return; // it stays shared: still the app's bytes
     std::memcpy(copy, reinterpret_cast<void*>(start), r.length);
     if (::mremap(copy, r.length, r.length, MREMAP_MAYMOVE | MREMAP_FIXED,

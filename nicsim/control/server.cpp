@@ -7,7 +7,6 @@
 #include <boost/asio/error.hpp>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <fcntl.h>
 #include <stdexcept>
@@ -20,10 +19,6 @@
 namespace nicsim {
 
 namespace {
-
-// A peer refused over and over must not flush the log away: this many refusal lines a second at
-// most; the next line counts those left out.
-constexpr int kRefusalLinesPerSecond = 10;
 
 sockaddr_un unix_address(const std::string& path) {
     sockaddr_un addr{};
@@ -127,22 +122,11 @@ bool ControlServer::peer_allowed(int fd) {
         return false;
     }
     if (policy_.allows(peer.uid)) return true;
-    auto now = std::chrono::steady_clock::now();
-    if (now - refusal_window_ >= std::chrono::seconds(1)) {
-        refusal_window_ = now;
-        refusal_lines_ = 0;
-    }
-    if (refusal_lines_ == kRefusalLinesPerSecond) {
-        ++refusals_not_logged_;
-        return false;
-    }
-    ++refusal_lines_;
-    log_.warn("control connection from uid {} (pid {}) refused: only {} may use this NIC "
-              "(rdmaemu up --allow-uid adds uids){}",
-              peer.uid, peer.pid, policy_.describe(),
-              refusals_not_logged_ ? fmt::format("; {} more refused, not logged",
-                                                 std::exchange(refusals_not_logged_, 0))
-                                   : "");
+    std::string suffix;
+    if (refusals_.allow("refused", suffix))
+        log_.warn("control connection from uid {} (pid {}) refused: only {} may use this NIC "
+                  "(rdmaemu up --allow-uid adds uids){}",
+                  peer.uid, peer.pid, policy_.describe(), suffix);
     return false;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "control/peer_uid_policy.h"
+#include "log_rate_limit.h"
 #include "nic.h"
 #include "session.h"
 
@@ -9,7 +10,6 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <spdlog/logger.h>
 
-#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -42,9 +42,7 @@ class ControlServer {
     spdlog::logger& log_;
     std::string path_;
     PeerUidPolicy policy_;
-    std::chrono::steady_clock::time_point refusal_window_{};
-    int refusal_lines_ = 0;            // refusals logged in the second from refusal_window_
-    uint64_t refusals_not_logged_ = 0; // since the last line
+    LogRateLimit refusals_{10}; // refusal lines a second
     boost::asio::posix::stream_descriptor listener_;
     std::map<uint32_t, std::shared_ptr<Session>> sessions_;
 };

@@ -134,7 +134,10 @@ void Session::hello(const ipc::Header& h, const ipc::HelloReq& req) {
     ipc::HelloReply reply = hello_reply();
     std::vector<UniqueFd> fds;
     if (req.flags & ipc::kHelloContext) {
+        if (nic_.shares().refuses(emu::Share::Context, pid_, log_, prefix_))
+            return send_reply(h, EAGAIN, nullptr, 0);
         if (int err = open_context(fds)) return send_reply(h, err, nullptr, 0);
+        nic_.shares().charge(emu::Share::Context, pid_);
         log_.info("{} opened {} for pid {} ({})", prefix_, nic_.device().name(), pid_, comm_);
     }
     send_reply(h, 0, &reply, sizeof reply, fds);
@@ -241,6 +244,7 @@ void Session::end(const std::string& why) {
     if (DataPath* dp = nic_.data_path(); dp && objects_.doorbell_page)
         dp->unwatch_doorbell(objects_);
     objects_.destroy_all(nic_);
+    if (context_) nic_.shares().release(emu::Share::Context, pid_);
     if (why.rfind("protocol error", 0) == 0)
         log_.warn("{} (pid {} {}) ended: {}; freed {} objects", prefix_, pid_, comm_, why, owned);
     else if (context_ || owned)

@@ -42,6 +42,7 @@ struct Mr {
     uint32_t handle = 0;
     uint32_t windows = 0; // memory windows bound to it: deregistering is EBUSY meanwhile
     Pd* pd = nullptr;
+    pid_t pid = 0;    // the process that registered it (its share, --max-per-process)
     Dm* dm = nullptr; // an MR on device memory: addr is in the NIC's own mapping
     // Where its bytes are: the registering process's memory (the NIC's own for device memory).
     std::shared_ptr<Memory> memory;

@@ -68,6 +68,7 @@ int create_cq(VerbContext& c, const ipc::CreateCqReq& q, ipc::CreateCqReply& r) 
         if (!ch) return EINVAL;
     }
     if (c.nic.totals().cq >= limits::kMaxCq) return ENOMEM;
+    if (int err = over_share(c, emu::Share::Cq)) return err;
     auto cq = std::make_unique<Cq>();
     if (int err = make_cq_ring(*cq, static_cast<uint32_t>(q.cqe), c.pass_fds)) return err;
     cq->channel = ch;
@@ -77,6 +78,7 @@ int create_cq(VerbContext& c, const ipc::CreateCqReq& q, ipc::CreateCqReply& r) 
     Cq& made = c.objects.cqs.add(std::move(cq));
     if (ch) ++ch->users;
     ++c.nic.totals().cq;
+    c.nic.shares().charge(emu::Share::Cq, made.pid);
     r.handle = made.handle;
     r.cqe = made.cqe;
     r.ring_bytes = made.memory.size();
@@ -121,6 +123,7 @@ int resize_cq(VerbContext& c, const ipc::ResizeCqReq& q, ipc::ResizeCqReply& r) 
 void free_cq(Nic& nic, SessionObjects& objs, Cq& cq) {
     if (cq.channel) --cq.channel->users;
     --nic.totals().cq;
+    nic.shares().release(emu::Share::Cq, cq.pid);
     objs.cqs.erase(cq.handle);
 }
 

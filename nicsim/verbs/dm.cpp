@@ -58,9 +58,11 @@ int reg_dm_mr(VerbContext& c, const ipc::RegDmMrReq& q, ipc::RegMrReply& r) {
     if (int err = emu::check_mr_access(q.access)) return err;
     if (q.dm_offset > dm->length || q.length > dm->length - q.dm_offset) return EINVAL;
     if (c.nic.totals().mr >= limits::kMaxMr) return ENOMEM;
+    if (int err = over_share(c, emu::Share::Mr)) return err;
     auto mr = std::make_unique<Mr>();
     mr->pd = pd;
     mr->dm = dm;
+    mr->pid = c.pid;
     // The NIC reaches it in its own mapping, through its own memory like any app's.
     mr->memory = ProcessMemory::nic();
     mr->addr = reinterpret_cast<uint64_t>(dm->memory.data()) + q.dm_offset;
@@ -72,6 +74,7 @@ int reg_dm_mr(VerbContext& c, const ipc::RegDmMrReq& q, ipc::RegMrReply& r) {
     ++pd->users;
     ++dm->users;
     ++c.nic.totals().mr;
+    c.nic.shares().charge(emu::Share::Mr, m.pid);
     r.handle = m.handle;
     r.lkey = m.lkey;
     r.rkey = m.rkey;

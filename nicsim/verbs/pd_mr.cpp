@@ -97,6 +97,7 @@ int reg_mr(VerbContext& c, const ipc::RegMrReq& q, ipc::RegMrReply& r) {
     if (int err = emu::check_mr_access(q.access)) return err;
     if (int err = check_range(q.addr, q.length, q.access)) return err;
     if (c.nic.totals().mr >= limits::kMaxMr) return ENOMEM;
+    if (int err = over_share(c, emu::Share::Mr)) return err;
     std::shared_ptr<Memory> memory = mr_memory(c, q.addr, q.length, q.shared);
     if (!memory) return EFAULT;
     auto mr = std::make_unique<Mr>();
@@ -106,10 +107,12 @@ int reg_mr(VerbContext& c, const ipc::RegMrReq& q, ipc::RegMrReply& r) {
     mr->length = q.length;
     mr->iova = q.iova;
     mr->access = q.access;
+    mr->pid = c.pid;
     Mr& m = c.objects.mrs.add(std::move(mr));
     c.nic.register_mr(m);
     ++pd->users;
     ++c.nic.totals().mr;
+    c.nic.shares().charge(emu::Share::Mr, m.pid);
     r.handle = m.handle;
     r.lkey = m.lkey;
     r.rkey = m.rkey;
@@ -163,6 +166,7 @@ void free_mr(Nic& nic, SessionObjects& objs, Mr& mr) {
     --mr.pd->users;
     if (mr.dm) --mr.dm->users;
     --nic.totals().mr;
+    nic.shares().release(emu::Share::Mr, mr.pid);
     objs.mrs.erase(mr.handle);
 }
 

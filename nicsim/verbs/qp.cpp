@@ -79,6 +79,7 @@ bool enroll(VerbContext& c, Qp& made) {
     }
     c.objects.take_doorbell_slot(made);
     ++c.nic.totals().qp;
+    c.nic.shares().charge(emu::Share::Qp, made.pid);
     return true;
 }
 
@@ -94,6 +95,7 @@ int create_xrc_recv(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpRepl
     XrcdHandle* xrcd = c.objects.xrcds.get(q.xrcd);
     if (!xrcd) return EINVAL;
     if (c.nic.totals().qp >= limits::kMaxQp) return ENOMEM;
+    if (int err = over_share(c, emu::Share::Qp)) return err;
     auto qp = std::make_unique<Qp>();
     qp->type = IBV_QPT_XRC_RECV;
     qp->xrcd = xrcd;
@@ -137,6 +139,7 @@ int create_qp(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) 
     if (xrc_send) cap.max_recv_wr = cap.max_recv_sge = 0;
     if (int err = check_caps(cap, srq != nullptr || xrc_send)) return err;
     if (c.nic.totals().qp >= limits::kMaxQp) return ENOMEM;
+    if (int err = over_share(c, emu::Share::Qp)) return err;
 
     auto qp = std::make_unique<Qp>();
     qp->type = static_cast<ibv_qp_type>(q.qp_type);
@@ -178,6 +181,7 @@ int create_rss_qp(VerbContext& c, const ipc::CreateRssQpReq& q, ipc::CreateQpRep
     if (q.fields_mask & ~kFields) return EOPNOTSUPP; // IPsec SPI, inner headers
     if (q.key_len == 0 || q.key_len > ipc::kMaxRxHashKeyLen) return EINVAL;
     if (c.nic.totals().qp >= limits::kMaxQp) return ENOMEM;
+    if (int err = over_share(c, emu::Share::Qp)) return err;
     auto qp = std::make_unique<Qp>();
     qp->type = IBV_QPT_RAW_PACKET;
     qp->pd = pd;
@@ -196,6 +200,7 @@ int create_rss_qp(VerbContext& c, const ipc::CreateRssQpReq& q, ipc::CreateQpRep
     ++pd->users;
     ++table->users;
     ++c.nic.totals().qp;
+    c.nic.shares().charge(emu::Share::Qp, made.pid);
     r.handle = made.handle;
     r.qpn = made.qpn;
     c.log.debug("{} qp#{} created: qpn {:#x} RSS over rwq_ind_table#{} ({} WQs), fields {:#x}",
@@ -235,6 +240,7 @@ void release(Nic& nic, Qp& qp) {
     if (qp.srq) --qp.srq->users;
     if (qp.xrcd) --qp.xrcd->users;
     --nic.totals().qp;
+    nic.shares().release(emu::Share::Qp, qp.pid);
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 
 #include <spdlog/logger.h>
 
+#include <cerrno>
 #include <vector>
 
 namespace nicsim {
@@ -24,6 +25,11 @@ struct VerbContext {
 };
 
 namespace ipc = emu::ipc;
+
+// EAGAIN (logged) when the caller holds its whole share of `kind` (--max-per-process), else 0.
+inline int over_share(VerbContext& c, emu::Share kind) {
+    return c.nic.shares().refuses(kind, c.pid, c.log, c.prefix) ? EAGAIN : 0;
+}
 
 int query_device(VerbContext&, const ipc::Empty&, ipc::QueryDeviceReply&);
 int query_port(VerbContext&, const ipc::QueryPortReq&, ipc::QueryPortReply&);

@@ -24,7 +24,7 @@ void print_options(std::FILE* out, const CommandDef& cmd) {
                 help += (i ? "|" : "") + std::string(o.choices[i]);
             help += ")";
         }
-        std::fprintf(out, "      %-20s %s\n", left.c_str(), help.c_str());
+        std::fprintf(out, "      %-24s %s\n", left.c_str(), help.c_str());
     }
 }
 

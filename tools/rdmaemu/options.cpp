@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include "emu/share_limits.h"
 #include "emu/uid_list.h"
 
 #include <algorithm>
@@ -41,6 +42,10 @@ std::optional<std::string> check_kind(ValueKind kind, const std::string& value) 
     case ValueKind::uid_list:
         if (emu::parse_uid_list(value)) return std::nullopt;
         return "user ids separated by commas, e.g. 1000,1001";
+    case ValueKind::share_list:
+        if (emu::parse_share_limits(value)) return std::nullopt;
+        return "KIND=N[,KIND=N...] with KIND qp, cq, mr or context and N >= 1, e.g. "
+               "qp=1000,cq=1000,mr=4096,context=64";
     }
     return std::nullopt;
 }

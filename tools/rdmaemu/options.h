@@ -19,6 +19,7 @@ enum class ValueKind {
     count,       // a whole number >= 0 that fits in 32 bits
     count64,     // a whole number >= 0 that fits in 64 bits
     uid_list,    // user ids separated by commas ("1000,1001")
+    share_list,  // per-process shares ("qp=1000,cq=1000,mr=4096,context=64")
 };
 
 struct OptionSpec {

@@ -59,6 +59,10 @@ constexpr OptionSpec kOptions[] = {
     to_daemon("allow-uid", "UIDS",
               "let these users (uids, comma-separated) use the hosts too: a shared set",
               ValueKind::uid_list),
+    to_daemon("max-per-process", "SHARES",
+              "how many QPs, CQs, MRs and device contexts one process may hold on each host, e.g. "
+              "qp=1000,cq=1000,mr=4096,context=64 (any of them); one more is refused with EAGAIN",
+              ValueKind::share_list),
     to_daemon("poll-us", "US",
               "how long each NIC keeps polling after work before it sleeps (default 50, 0 on a "
               "machine of 1 or 2 CPUs)",
