@@ -1,4 +1,5 @@
 // Address handles, and building one from a received work completion.
+#include "dead_nic.h"
 #include "emu/wire/multicast.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
@@ -27,7 +28,9 @@ ibv_ah* emulated::ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
 }
 
 int emulated::ibv_destroy_ah(ibv_ah* ah) {
-    if (int err = control(ah->context).call<ipc::Op::DestroyAh>({ah->handle, 0})) return err;
+    if (int err = control(ah->context).call<ipc::Op::DestroyAh>({ah->handle, 0});
+        err && !destroyed_with_nic(ah->context, err))
+        return err;
     delete ah;
     return 0;
 }

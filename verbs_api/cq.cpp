@@ -1,4 +1,5 @@
 // Completion queues, classic and extended (ibv_create_cq_ex).
+#include "dead_nic.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 #include "ops.h"
@@ -92,7 +93,9 @@ int emulated::ibv_resize_cq(ibv_cq* cq, int cqe) {
 
 int emulated::ibv_destroy_cq(ibv_cq* cq) {
     ibv_context* ctx = cq->context;
-    if (int err = control(ctx).call<ipc::Op::DestroyCq>({cq->handle, 0})) return err;
+    int err = control(ctx).call<ipc::Op::DestroyCq>({cq->handle, 0});
+    const bool nic_gone = destroyed_with_nic(ctx, err);
+    if (err) return err;
     EmuSession& s = session(ctx);
     {
         std::lock_guard lock(s.events_mutex);
@@ -100,8 +103,10 @@ int emulated::ibv_destroy_cq(ibv_cq* cq) {
     }
     EmuCq* ecq = emu_cq(cq);
     // As rdma-core: wait until the app has acked every event it was given for this CQ.
-    wait_for_acks(*cq, cq->comp_events_completed, ecq->comp_events_reported);
-    wait_for_acks(*cq, cq->async_events_completed, ecq->async_events_reported);
+    if (!nic_gone) {
+        wait_for_acks(*cq, cq->comp_events_completed, ecq->comp_events_reported);
+        wait_for_acks(*cq, cq->async_events_completed, ecq->async_events_reported);
+    }
     if (cq->channel) {
         pthread_mutex_lock(&ctx->mutex);
         --cq->channel->refcnt;

@@ -3,6 +3,8 @@
 #include "emu_objects.h"
 #include "verbs_log.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <poll.h>
 #include <time.h>
@@ -89,6 +91,14 @@ void nic_died(EmuSession& s) {
             "with EIO\n",
             s.device ? s.device->device.name : "?");
     flush_outstanding(s);
+}
+
+bool destroyed_with_nic(ibv_context* ctx, int& err) {
+    static const bool allowed = std::getenv("RDMAV_ALLOW_DISASSOC_DESTROY") != nullptr;
+    EmuSession& s = session(ctx);
+    if (err != EIO || !allowed || !(s.nic_dead.load() || nic_gone(s))) return false;
+    err = 0;
+    return true;
 }
 
 void flush_outstanding(EmuSession& s) {

@@ -7,6 +7,8 @@
 // an SQ or RQ completes with IBV_WC_WR_FLUSH_ERR.
 #pragma once
 
+#include <infiniband/verbs.h>
+
 namespace verbs {
 
 struct EmuSession;
@@ -20,6 +22,13 @@ void watch_nic(EmuSession& s);
 
 // The NIC is gone: marks the session (once, with a line in the verbs log) and flushes.
 void nic_died(EmuSession& s);
+
+// For a destroy verb whose request the NIC answered with `err`, as rdma-core's
+// verbs_is_destroy_err: EIO from a device whose NIC is gone counts as success when
+// RDMAV_ALLOW_DISASSOC_DESTROY is set (the NIC freed the object with the session), so the app's
+// structs are freed instead of leaked. True then, with `err` 0: the caller frees without waiting
+// for the object's events to be acknowledged, as rdma-core does.
+bool destroyed_with_nic(ibv_context* ctx, int& err);
 
 // Completes every WR still in the session's SQs and RQs with IBV_WC_WR_FLUSH_ERR into its CQ, as
 // far as the CQ has room (the rest on a later call: after posts and empty polls). SRQ receives

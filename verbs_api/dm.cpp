@@ -1,4 +1,5 @@
 // Device memory: the NIC's memory, mapped here, so ibv_memcpy_to/from_dm are plain copies.
+#include "dead_nic.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 #include "ops.h"
@@ -82,7 +83,9 @@ ibv_dm* alloc_dm(ibv_context* ctx, ibv_alloc_dm_attr* attr) {
 
 int free_dm(ibv_dm* dm) {
     // EBUSY while MRs are registered on it; the DM then stays usable.
-    if (int err = control(dm->context).call<ipc::Op::FreeDm>({dm->handle, 0})) return err;
+    if (int err = control(dm->context).call<ipc::Op::FreeDm>({dm->handle, 0});
+        err && !destroyed_with_nic(dm->context, err))
+        return err;
     delete emu_dm(dm);
     return 0;
 }

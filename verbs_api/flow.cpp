@@ -1,6 +1,7 @@
 // Flow steering (ibv_create_flow, ibv_destroy_flow), reached through the verbs_context ops:
 // the attr and its specs go to the NIC, which checks them and steers matching frames to the
 // raw packet QP.
+#include "dead_nic.h"
 #include "emu_objects.h"
 #include "ops.h"
 
@@ -58,7 +59,9 @@ ibv_flow* create_flow(ibv_qp* qp, ibv_flow_attr* attr) {
 }
 
 int destroy_flow(ibv_flow* flow) {
-    if (int err = control(flow->context).call<ipc::Op::DestroyFlow>({flow->handle, 0})) return err;
+    if (int err = control(flow->context).call<ipc::Op::DestroyFlow>({flow->handle, 0});
+        err && !destroyed_with_nic(flow->context, err))
+        return err;
     delete flow;
     return 0;
 }

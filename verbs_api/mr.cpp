@@ -1,4 +1,5 @@
 // Memory registration. The NIC keeps the keys and checks every access against them.
+#include "dead_nic.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 #include "mr_pages.h"
@@ -135,7 +136,9 @@ int emulated::ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t
 }
 
 int emulated::ibv_dereg_mr(ibv_mr* mr) {
-    if (int err = control(mr->context).call<ipc::Op::DeregMr>({mr->handle, 0})) return err;
+    if (int err = control(mr->context).call<ipc::Op::DeregMr>({mr->handle, 0});
+        err && !destroyed_with_nic(mr->context, err))
+        return err;
     release_pages(emu_mr(mr)->shared_region);
     delete emu_mr(mr);
     return 0;

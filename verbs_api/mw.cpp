@@ -1,5 +1,6 @@
 // Memory windows. Allocation goes to the NIC; binding and invalidation are work requests on
 // the send queue (type 1 through ibv_bind_mw), executed by the NIC in order.
+#include "dead_nic.h"
 #include "emu_objects.h"
 #include "ops.h"
 
@@ -27,7 +28,9 @@ ibv_mw* alloc_mw(ibv_pd* pd, ibv_mw_type type) {
 }
 
 int dealloc_mw(ibv_mw* mw) {
-    if (int err = control(mw->context).call<ipc::Op::DeallocMw>({mw->handle, 0})) return err;
+    if (int err = control(mw->context).call<ipc::Op::DeallocMw>({mw->handle, 0});
+        err && !destroyed_with_nic(mw->context, err))
+        return err;
     delete mw;
     return 0;
 }

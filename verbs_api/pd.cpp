@@ -1,4 +1,5 @@
 // Protection domains, thread domains and parent domains.
+#include "dead_nic.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 #include "ops.h"
@@ -55,7 +56,9 @@ int emulated::ibv_dealloc_pd(ibv_pd* pd) {
         return 0;
     }
     if (p->parent_domains) return EBUSY;
-    if (int err = control(pd->context).call<ipc::Op::DeallocPd>({pd->handle, 0})) return err;
+    if (int err = control(pd->context).call<ipc::Op::DeallocPd>({pd->handle, 0});
+        err && !destroyed_with_nic(pd->context, err))
+        return err;
     delete p;
     return 0;
 }

@@ -1,5 +1,6 @@
 // Queue pairs: creation (classic and extended), the state machine (checked by the NIC),
 // queries and destruction.
+#include "dead_nic.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 #include "ops.h"
@@ -269,14 +270,16 @@ int emulated::ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask,
 
 int emulated::ibv_destroy_qp(ibv_qp* qp) {
     ibv_context* ctx = qp->context;
-    if (int err = control(ctx).call<ipc::Op::DestroyQp>({qp->handle, 0})) return err;
+    int err = control(ctx).call<ipc::Op::DestroyQp>({qp->handle, 0});
+    const bool nic_gone = destroyed_with_nic(ctx, err);
+    if (err) return err;
     EmuSession& s = session(ctx);
     {
         std::lock_guard lock(s.events_mutex);
         s.qps.erase(qp->handle);
     }
     EmuQp* eqp = emu_qp(qp);
-    wait_for_acks(*qp, qp->events_completed, eqp->events_reported);
+    if (!nic_gone) wait_for_acks(*qp, qp->events_completed, eqp->events_reported);
     pthread_cond_destroy(&qp->cond);
     pthread_mutex_destroy(&qp->mutex);
     delete eqp;

@@ -1,4 +1,5 @@
 // Shared receive queues: basic ones, and XRC SRQs (ibv_create_srq_ex, ibv_get_srq_num).
+#include "dead_nic.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 #include "ops.h"
@@ -139,14 +140,16 @@ int emulated::ibv_query_srq(ibv_srq* srq, ibv_srq_attr* attr) {
 
 int emulated::ibv_destroy_srq(ibv_srq* srq) {
     ibv_context* ctx = srq->context;
-    if (int err = control(ctx).call<ipc::Op::DestroySrq>({srq->handle, 0})) return err;
+    int err = control(ctx).call<ipc::Op::DestroySrq>({srq->handle, 0});
+    const bool nic_gone = destroyed_with_nic(ctx, err);
+    if (err) return err;
     EmuSession& s = session(ctx);
     {
         std::lock_guard lock(s.events_mutex);
         s.srqs.erase(srq->handle);
     }
     auto* esrq = reinterpret_cast<EmuSrq*>(srq);
-    wait_for_acks(*srq, srq->events_completed, esrq->events_reported);
+    if (!nic_gone) wait_for_acks(*srq, srq->events_completed, esrq->events_reported);
     pthread_cond_destroy(&srq->cond);
     pthread_mutex_destroy(&srq->mutex);
     delete esrq;

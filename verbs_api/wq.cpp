@@ -1,5 +1,6 @@
 // Receive work queues and indirection tables, the receive side of RSS QPs, reached through the
 // verbs_context ops (ibv_create_wq and its kin are inline in <infiniband/verbs.h>).
+#include "dead_nic.h"
 #include "emu_objects.h"
 #include "ops.h"
 
@@ -60,7 +61,9 @@ int modify_wq(ibv_wq* wq, ibv_wq_attr* attr) {
 }
 
 int destroy_wq(ibv_wq* wq) {
-    if (int err = control(wq->context).call<ipc::Op::DestroyWq>({wq->handle, 0})) return err;
+    if (int err = control(wq->context).call<ipc::Op::DestroyWq>({wq->handle, 0});
+        err && !destroyed_with_nic(wq->context, err))
+        return err;
     pthread_cond_destroy(&wq->cond);
     pthread_mutex_destroy(&wq->mutex);
     delete emu_wq(wq);
@@ -93,7 +96,8 @@ ibv_rwq_ind_table* create_rwq_ind_table(ibv_context* ctx, ibv_rwq_ind_table_init
 
 int destroy_rwq_ind_table(ibv_rwq_ind_table* table) {
     auto handle = static_cast<uint32_t>(table->ind_tbl_handle);
-    if (int err = control(table->context).call<ipc::Op::DestroyRwqIndTable>({handle, 0}))
+    if (int err = control(table->context).call<ipc::Op::DestroyRwqIndTable>({handle, 0});
+        err && !destroyed_with_nic(table->context, err))
         return err;
     delete table;
     return 0;

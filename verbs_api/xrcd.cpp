@@ -1,5 +1,6 @@
 // XRC domains (ibv_open_xrcd, ibv_close_xrcd), with the checks of rdma-core's
 // ibv_cmd_open_xrcd. The NIC finds the domain's file from our descriptor itself.
+#include "dead_nic.h"
 #include "emu_objects.h"
 #include "ops.h"
 
@@ -28,7 +29,9 @@ ibv_xrcd* open_xrcd(ibv_context* ctx, ibv_xrcd_init_attr* attr) {
 
 int close_xrcd(ibv_xrcd* xrcd) {
     EmuXrcd* x = emu_xrcd(xrcd);
-    if (int err = control(xrcd->context).call<ipc::Op::CloseXrcd>({x->handle, 0})) return err;
+    if (int err = control(xrcd->context).call<ipc::Op::CloseXrcd>({x->handle, 0});
+        err && !destroyed_with_nic(xrcd->context, err))
+        return err;
     delete x;
     return 0;
 }

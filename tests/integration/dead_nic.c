@@ -6,7 +6,9 @@
 // IBV_WC_WR_FLUSH_ERR, each once. A second context has a thread blocked in ibv_get_async_event,
 // which must return IBV_EVENT_DEVICE_FATAL. Then, on the dead device: DEVICE_FATAL on the first
 // context's async fd too and EIO after it, EIO from setup verbs, WRs posted now complete with a
-// flush error at once. Once the script has started the host again, a new context works.
+// flush error at once; destroy verbs fail with EIO too, or succeed with
+// RDMAV_ALLOW_DISASSOC_DESTROY set, as in rdma-core. Once the script has started the host again,
+// a new context works.
 //
 //   dead_nic --ready-file F --restarted-file R
 // Prints "FLUSHED_AT <CLOCK_REALTIME ns>" when the last flush arrived and "FATAL_AT <ns>" when
@@ -179,10 +181,18 @@ static void dead_device_verbs(struct dev* d, struct loop* l) {
     pass("an unsignaled WRITE and a receive posted on the dead device completed with "
          "IBV_WC_WR_FLUSH_ERR at once");
 
-    errno = ibv_destroy_qp(l->a);
-    expect_eio("ibv_destroy_qp (rdma-core without RDMAV_ALLOW_DISASSOC_DESTROY)", errno != 0);
+    if (getenv("RDMAV_ALLOW_DISASSOC_DESTROY")) {
+        if (ibv_destroy_qp(l->a) || ibv_destroy_qp(l->b) || ibv_destroy_cq(l->cq) ||
+            ibv_dereg_mr(l->mr) || ibv_dealloc_pd(l->pd))
+            die("with RDMAV_ALLOW_DISASSOC_DESTROY a destroy verb failed: %s", strerror(errno));
+        pass("RDMAV_ALLOW_DISASSOC_DESTROY: destroying the QPs, CQ, MR and PD succeeds");
+    } else {
+        errno = ibv_destroy_qp(l->a);
+        expect_eio("ibv_destroy_qp (rdma-core without RDMAV_ALLOW_DISASSOC_DESTROY)", errno != 0);
+        pass("ibv_destroy_qp: EIO, as rdma-core without RDMAV_ALLOW_DISASSOC_DESTROY");
+    }
     if (ibv_close_device(d->ctx)) die("ibv_close_device on the dead device failed");
-    pass("ibv_destroy_qp: EIO, as rdma-core; ibv_close_device: 0");
+    pass("ibv_close_device: 0");
 }
 
 // A context on the restarted host: a SEND and a WRITE between two QPs arrive intact.
