@@ -3,7 +3,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build test demo sanitize clean
+.PHONY: all deps build test demo sanitize fuzz clean
 
 all: build
 
@@ -26,5 +26,16 @@ demo: build
 sanitize:
 	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DRDMAEMU_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo"
 
+# The fuzz targets (tests/fuzz) with clang's libFuzzer under ASan+UBSan: each replays its seeds and
+# kept crashes, then fuzzes for FUZZ_SECONDS (three targets: a minute). A crash fails; its input
+# is left in build-fuzz/fuzz-artifacts/ for tests/fuzz/regressions/.
+FUZZ_SECONDS ?= 20
+fuzz: deps
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+	  -DRDMAEMU_FUZZ=ON -DRDMAEMU_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DRDMAEMU_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS)
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_targets
+	cd build-fuzz && ctest -L fuzz --output-on-failure
+
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

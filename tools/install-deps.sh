@@ -6,6 +6,8 @@ packages=(
   libboost-dev libspdlog-dev catch2 libibverbs-dev libisal-dev
   ibverbs-utils ibverbs-providers perftest rdmacm-utils qperf python3-pyverbs sockperf iperf3
   tshark iproute2 procps strace
+  # the fuzz targets (make fuzz): clang with libFuzzer and the sanitizer runtimes
+  clang-14 libclang-rt-14-dev
   # the Soft-RoCE VM of the vm tests (tools/vm/rxe-vm): qemu, its root filesystem, a kernel to boot
   qemu-system-x86 debootstrap linux-image-amd64 e2fsprogs
 )

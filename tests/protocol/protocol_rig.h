@@ -11,11 +11,11 @@
 #include "emu/wire/psn.h"
 #include "nic.h"
 #include "objects/session_objects.h"
+#include "rig_check.h"
 #include "transport/raw.h"
 #include "transport/rc.h"
 #include "verbs/verbs.h"
 
-#include <catch2/catch.hpp>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -87,7 +87,7 @@ class FakeDma final : public nicsim::DmaEngine {
                 copy(addr, n, at);
                 return 0;
             });
-        CHECK(err == 0); // the engines pass lists that cover the transfer
+        RIG_CHECK(err == 0); // the engines pass lists that cover the transfer
         if (err == 0) ++count;
         return err;
     }
@@ -127,8 +127,8 @@ class FakeEnv final : public nicsim::TransportEnv {
         const uint8_t* payload = nullptr;
         size_t payload_len = 0;
         wire::ParseResult r = wire::parse(packet, len, s.h, &payload, &payload_len);
-        INFO("transmitted packet does not parse: " << wire::describe(r));
-        REQUIRE(r == wire::ParseResult::Ok);
+        RIG_INFO("transmitted packet does not parse: " << wire::describe(r));
+        RIG_REQUIRE(r == wire::ParseResult::Ok);
         s.payload.assign(payload, payload + payload_len);
         sent.push_back(std::move(s));
     }
@@ -151,7 +151,7 @@ class FakeEnv final : public nicsim::TransportEnv {
     // The Engine's run queue: each scheduled QP runs with a budget until none has work left.
     void drain(int budget = 16) {
         for (int turns = 0; !runnable_.empty(); ++turns) {
-            REQUIRE(turns < 100000); // a QP that never runs out of work
+            RIG_REQUIRE(turns < 100000); // a QP that never runs out of work
             uint32_t qpn = runnable_.front();
             runnable_.pop_front();
             Qp* qp = nic_.qp_by_qpn(qpn);
@@ -172,7 +172,7 @@ class FakeEnv final : public nicsim::TransportEnv {
     void advance(uint64_t us) {
         now += us;
         for (int rounds = 0;; ++rounds) {
-            REQUIRE(rounds < 1000);
+            RIG_REQUIRE(rounds < 1000);
             std::vector<uint32_t> due;
             for (auto& [qpn, at] : timers_)
                 if (at && at <= now) {
@@ -270,7 +270,7 @@ class Rig {
         objects.async_fd = kAsyncFd;
         nic.set_data_path(&data_path_);
         ipc::HandleReply r{};
-        REQUIRE(nicsim::alloc_pd(ctx, ipc::Empty{}, r) == 0);
+        RIG_REQUIRE(nicsim::alloc_pd(ctx, ipc::Empty{}, r) == 0);
         pd = r.handle;
     }
 
@@ -285,7 +285,7 @@ class Rig {
         q.length = len;
         q.iova = iova ? iova : q.addr;
         ipc::RegMrReply r{};
-        REQUIRE(nicsim::reg_mr(ctx, q, r) == 0);
+        RIG_REQUIRE(nicsim::reg_mr(ctx, q, r) == 0);
         return *objects.mrs.get(r.handle);
     }
 
@@ -293,14 +293,14 @@ class Rig {
     nicsim::Dm& alloc_dm(uint64_t len) {
         ipc::AllocDmReq q{len, 0, 0};
         ipc::AllocDmReply r{};
-        REQUIRE(nicsim::alloc_dm(ctx, q, r) == 0);
+        RIG_REQUIRE(nicsim::alloc_dm(ctx, q, r) == 0);
         ctx.pass_fds.clear(); // the memfd the library would map
         return *objects.dms.get(r.handle);
     }
     Mr& reg_dm_mr(const nicsim::Dm& dm, uint64_t offset, uint64_t len, uint32_t access) {
         ipc::RegDmMrReq q{pd, dm.handle, access | IBV_ACCESS_ZERO_BASED, 0, offset, len};
         ipc::RegMrReply r{};
-        REQUIRE(nicsim::reg_dm_mr(ctx, q, r) == 0);
+        RIG_REQUIRE(nicsim::reg_dm_mr(ctx, q, r) == 0);
         return *objects.mrs.get(r.handle);
     }
 
@@ -308,7 +308,7 @@ class Rig {
         ipc::CreateCqReq q{};
         q.cqe = cqe;
         ipc::CreateCqReply r{};
-        REQUIRE(nicsim::create_cq(ctx, q, r) == 0);
+        RIG_REQUIRE(nicsim::create_cq(ctx, q, r) == 0);
         return *objects.cqs.get(r.handle);
     }
 
@@ -330,7 +330,7 @@ class Rig {
         q.cap.max_recv_sge = o.max_sge;
         q.cap.max_inline_data = o.max_inline;
         ipc::CreateQpReply r{};
-        REQUIRE(nicsim::create_qp(ctx, q, r) == 0);
+        RIG_REQUIRE(nicsim::create_qp(ctx, q, r) == 0);
         Qp& qp = *objects.qps.get(r.handle);
 
         ipc::ModifyQpReq m{};
@@ -341,7 +341,7 @@ class Rig {
         m.attr.qp_access_flags = o.access;
         m.mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
         ipc::Empty e;
-        REQUIRE(nicsim::modify_qp(ctx, m, e) == 0);
+        RIG_REQUIRE(nicsim::modify_qp(ctx, m, e) == 0);
 
         m.attr = {};
         m.attr.qp_state = IBV_QPS_RTR;
@@ -359,7 +359,7 @@ class Rig {
         ::inet_pton(AF_INET, kPeerAddress, &m.attr.ah_attr.grh.dgid.raw[12]);
         m.mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-        REQUIRE(nicsim::modify_qp(ctx, m, e) == 0);
+        RIG_REQUIRE(nicsim::modify_qp(ctx, m, e) == 0);
         if (o.state == IBV_QPS_RTR) return qp;
         to_rts(qp, o);
         return qp;
@@ -378,8 +378,8 @@ class Rig {
         m.attr.max_rd_atomic = o.max_rd_atomic;
         m.mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-        REQUIRE(nicsim::modify_qp(ctx, m, e) == 0);
-        REQUIRE(qp.attr.qp_state == IBV_QPS_RTS);
+        RIG_REQUIRE(nicsim::modify_qp(ctx, m, e) == 0);
+        RIG_REQUIRE(qp.attr.qp_state == IBV_QPS_RTS);
         env.drain();
     }
 
@@ -424,7 +424,7 @@ class Rig {
         q.pd = pd;
         q.attr = {max_wr, max_sge, limit};
         ipc::CreateSrqReply r{};
-        REQUIRE(nicsim::create_srq(ctx, q, r) == 0);
+        RIG_REQUIRE(nicsim::create_srq(ctx, q, r) == 0);
         return *objects.srqs.get(r.handle);
     }
 
@@ -475,14 +475,15 @@ class Rig {
         h.dest_qpn = qp.qpn;
         h.pkey = wire::kDefaultPkey;
         std::vector<uint8_t> buf(wire::packet_length(h.opcode, len));
-        REQUIRE(!buf.empty());
-        REQUIRE(wire::build(h, static_cast<const uint8_t*>(payload), len, buf.data()) ==
-                buf.size());
+        RIG_REQUIRE(!buf.empty());
+        RIG_REQUIRE(wire::build(h, static_cast<const uint8_t*>(payload), len, buf.data()) ==
+                    buf.size());
         wire::Headers parsed;
         const uint8_t* p = nullptr;
         size_t plen = 0;
-        REQUIRE(wire::parse(buf.data(), buf.size(), parsed, &p, &plen) == wire::ParseResult::Ok);
-        REQUIRE(plen == len);
+        RIG_REQUIRE(wire::parse(buf.data(), buf.size(), parsed, &p, &plen) ==
+                    wire::ParseResult::Ok);
+        RIG_REQUIRE(plen == len);
         nicsim::rc::receive(env, qp, parsed, p, plen);
         if (run) env.drain();
     }
