@@ -198,6 +198,24 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
     return true;
 }
 
+// READ and atomic requests whose responses are not all in yet. Each holds one of the responder's
+// max_dest_rd_atomic slots, where it remembers the requests it may be asked to answer again; so
+// the requests of a long READ count one by one. The responder's requests of a READ start every
+// kReadChunk packets from its first PSN (a resumed request it has seen is a duplicate): those
+// that reach into what is asked for and not yet received.
+uint32_t read_requests_in_flight(const Qp& qp) {
+    const uint32_t mtu = mtu_bytes(qp);
+    uint32_t n = 0;
+    for (const SendOp& op : qp.req.ops) {
+        if (!op.started) break;
+        if (op.done || !op.reads()) continue;
+        auto received = static_cast<uint32_t>(op.response_bytes / mtu);
+        if (op.next_pkt > received)
+            n += (op.next_pkt + kReadChunk - 1) / kReadChunk - received / kReadChunk;
+    }
+    return n;
+}
+
 } // namespace
 
 void fetch(TransportEnv& env, Qp& qp) {
@@ -246,9 +264,12 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
             --budget;
             continue;
         }
+        // At most max_rd_atomic requests being answered at a time (the initiator depth the peer's
+        // max_dest_rd_atomic matches): a responder that forgot one never answers it again.
+        if (op.reads() &&
+            read_requests_in_flight(qp) >= std::max<uint32_t>(1, qp.attr.max_rd_atomic))
+            break;
         if (!op.started) {
-            uint32_t credits = std::max<uint32_t>(1, qp.attr.max_rd_atomic);
-            if (op.reads() && r.reads_outstanding >= credits) break;
             if ((op.wqe.send_flags & IBV_SEND_FENCE) && r.reads_outstanding) break;
             op.first_psn = r.next_psn;
             op.npkts = packets_for(qp, op);

@@ -669,6 +669,7 @@ TEST_CASE("completer: a long READ asks for at most kReadAhead responses beyond t
     const uint32_t len = ahead + 72; // packets of the READ
     Rig rig;
     QpOptions o;
+    o.max_rd_atomic = 16; // a credit for every request the window allows (window / 64)
     Qp& qp = rig.create_qp(o);
     std::vector<uint8_t> buf(len * 1024);
     Mr& mr = rig.reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
