@@ -3,7 +3,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build test demo sanitize fuzz clean
+.PHONY: all deps build test demo sanitize fuzz soak clean
 
 all: build
 
@@ -36,6 +36,14 @@ fuzz: deps
 	  -DRDMAEMU_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS)
 	cmake --build build-fuzz -j $(JOBS) --target fuzz_targets
 	cd build-fuzz && ctest -L fuzz --output-on-failure
+
+# The soak in full (tests/integration/soak.sh): SOAK_SECONDS of randomized RC and UD traffic across
+# 4 hosts on a faulty wire, programs and daemons killed at random; SOAK_SEED picks the schedule.
+SOAK_SECONDS ?= 480
+SOAK_SEED ?= 1
+soak: build
+	bash tests/integration/soak.sh $(BUILD)/bin/rdmaemu $(BUILD)/bin/rc_integrity \
+	  $(BUILD)/bin/ud_integrity $(SOAK_SECONDS) $(SOAK_SEED)
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -1,7 +1,8 @@
-// rc_common.h: what rc_integrity.c and rc_errors.c share: one-line check reporting, a TCP side
+// rc_common.h: what the integration test programs share: one-line check reporting, a TCP side
 // channel on loopback (as ibv_rc_pingpong exchanges its QPN/PSN/GID), opening the one device a
-// process sees, and taking an RC QP to RTS. Header-only (static functions), plain C11 against
-// the system <infiniband/verbs.h>.
+// process sees, taking an RC QP to RTS, and the seeded data streams the integrity programs
+// (rc_integrity, ud_integrity) check byte for byte. Header-only (static functions), plain C11
+// against the system <infiniband/verbs.h>.
 #ifndef RDMAEMU_IT_RC_COMMON_H
 #define RDMAEMU_IT_RC_COMMON_H
 
@@ -452,6 +453,28 @@ static inline uint64_t splitmix64(uint64_t x) {
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
     return x ^ (x >> 31);
+}
+
+// Bytes [start, start + len) of the stream of `key` into dst: byte j is byte j % 8 (little
+// endian) of splitmix64(key + j / 8 * golden).
+static inline void gen(uint8_t* dst, uint64_t key, uint64_t start, uint64_t len) {
+    uint64_t j = start, end = start + len;
+    while (j < end && (j & 7)) {
+        uint64_t w = splitmix64(key + (j >> 3) * 0x9E3779B97F4A7C15ull);
+        *dst++ = (uint8_t)(w >> ((j & 7) * 8));
+        ++j;
+    }
+    while (end - j >= 8) {
+        uint64_t w = splitmix64(key + (j >> 3) * 0x9E3779B97F4A7C15ull);
+        memcpy(dst, &w, 8); // x86-64: little endian, as the byte loop
+        dst += 8;
+        j += 8;
+    }
+    while (j < end) {
+        uint64_t w = splitmix64(key + (j >> 3) * 0x9E3779B97F4A7C15ull);
+        *dst++ = (uint8_t)(w >> ((j & 7) * 8));
+        ++j;
+    }
 }
 
 #endif // RDMAEMU_IT_RC_COMMON_H

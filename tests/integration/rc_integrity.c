@@ -73,28 +73,6 @@ struct plan {
 
 // ---- data ------------------------------------------------------------------------------------
 
-// Bytes [start, start + len) of the stream of `key` into dst: byte j is byte j % 8 (little
-// endian) of splitmix64(key + j / 8 * golden).
-static void gen(uint8_t* dst, uint64_t key, uint64_t start, uint64_t len) {
-    uint64_t j = start, end = start + len;
-    while (j < end && (j & 7)) {
-        uint64_t w = splitmix64(key + (j >> 3) * 0x9E3779B97F4A7C15ull);
-        *dst++ = (uint8_t)(w >> ((j & 7) * 8));
-        ++j;
-    }
-    while (end - j >= 8) {
-        uint64_t w = splitmix64(key + (j >> 3) * 0x9E3779B97F4A7C15ull);
-        memcpy(dst, &w, 8); // x86-64: little endian, as the byte loop
-        dst += 8;
-        j += 8;
-    }
-    while (j < end) {
-        uint64_t w = splitmix64(key + (j >> 3) * 0x9E3779B97F4A7C15ull);
-        *dst++ = (uint8_t)(w >> ((j & 7) * 8));
-        ++j;
-    }
-}
-
 static inline uint8_t canary_at(uint64_t off) {
     return (uint8_t)(0xA5 ^ (off * 0x9Du) ^ (off >> 9));
 }
