@@ -136,6 +136,9 @@ def syscalls(r, ax):
         s = r["syscalls"].get(key)
         ax.annotate("failed" if not s else f"{s['total']:.2f}",
                     (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom")
+    # Both ~100 and ~1 must show: logarithmic above 0.01, linear below (0 stays 0).
+    ax.set_yscale("symlog", linthresh=0.01)
+    ax.set_ylim(0, max(values + [1]) * 3)
     ax.set_ylabel("syscalls per message (WR, write or round trip)")
     ax.set_title(f"Kernel involvement: the application's syscalls per message\n"
                  f"(steady state, counted by {r['meta'].get('syscall_counter', '?')})")

@@ -115,11 +115,13 @@ def syscalls_table(r):
             rows.append((label, per, "failed", "failed", "failed", ""))
             continue
         (m0, c0), (m1, c1) = s["runs"]
-        top = sorted(((v, n) for n, v in s["by_name"].items() if v >= 0.005), reverse=True)
-        named = sum(v for v, _ in top)
-        parts = [f"{n} {v:.2f}" for v, n in top[:4]]
-        if s["total"] - named >= 0.005:
-            parts.append(f"other {s['total'] - named:.2f}")
+        # Signed: a syscall the longer run made fewer of (iperf3's select) shows negative.
+        top = sorted(((abs(v), v, n) for n, v in s["by_name"].items() if abs(v) >= 0.005),
+                     reverse=True)
+        parts = [f"{n} {v:.2f}" for _, v, n in top[:4]]
+        other = s["total"] - sum(v for _, v, _ in top)
+        if abs(other) >= 0.005:
+            parts.append(f"other {other:.2f}")
         rows.append((label, per, f"{m0} / {m1}", f"{c0['total']} / {c1['total']}",
                      f"{s['total']:.3f}", ", ".join(parts) or "-"))
     head = ("client", "per", "messages (2 runs)", "syscalls (2 runs)", "syscalls per message",
@@ -192,8 +194,8 @@ def main(argv):
           f"load average before {meta.get('load_before', '?')}, after "
           f"{meta.get('load_after', '?')}")
     print(f"build: {meta.get('build', '?')} ({meta.get('build_type', '?')}); source tree at git "
-          f"{meta.get('git', '?')}; emulated MTU {meta.get('mtu', '?')}; perftest "
-          f"{meta.get('perftest', '?')}")
+          f"{meta.get('git', '?')}; emulated MTU {meta.get('mtu', '?')}, NIC --poll-us "
+          f"{meta.get('poll_us', 'default')}; perftest {meta.get('perftest', '?')}")
     for title, fn in sections(r):
         print()
         print(f"### {title}" if markdown else f"{title}:")

@@ -13,7 +13,8 @@
 # Prints the issue's targets and the tables (bench/report.py) and draws the plots
 # (bench/plot.py, matplotlib). See bench/README.md.
 #
-# usage: bench/run.sh [--build DIR] [--quick] [--only PARTS] [--plots DIR] [--mtu M] [--keep]
+# usage: bench/run.sh [--build DIR] [--quick] [--only PARTS] [--plots DIR] [--mtu M]
+#                     [--poll-us US] [--keep]
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,13 +23,15 @@ build=$repo/build
 quick=0
 keep=0
 mtu=""
+poll_us=""
 only=""
 plots=""
 all_parts=(qpmem table samehost syscalls qps sweep)
 
 usage() {
     cat <<EOF
-usage: bench/run.sh [--build DIR] [--quick] [--only PARTS] [--plots DIR] [--mtu M] [--keep]
+usage: bench/run.sh [--build DIR] [--quick] [--only PARTS] [--plots DIR] [--mtu M]
+                    [--poll-us US] [--keep]
   --build DIR   rdmaemu build directory (default: $repo/build)
   --quick       the table at one size each, shorter runs, and the cheap parts (samehost,
                 qpmem): about 30 s instead of about 5 minutes
@@ -36,6 +39,7 @@ usage: bench/run.sh [--build DIR] [--quick] [--only PARTS] [--plots DIR] [--mtu 
                 (default: all; with --quick: table,samehost,qpmem)
   --plots DIR   write the plots (PNG and SVG) to DIR (default: the work directory, then kept)
   --mtu M       path MTU of the emulated hosts (256|512|1024|2048|4096; default: rdmaemu's)
+  --poll-us US  how long the NICs poll after work before they sleep (default: rdmaemu's)
   --keep        keep the work directory (raw outputs of every program) after a good run
 EOF
 }
@@ -44,13 +48,14 @@ source "$bench/lib.sh"
 
 while (($#)); do
     case $1 in
-    --build | --only | --plots | --mtu)
+    --build | --only | --plots | --mtu | --poll-us)
         (($# >= 2)) || die "$1 needs a value"
         case $1 in
         --build) build=$2 ;;
         --only) only=$2 ;;
         --plots) plots=$2 ;;
         --mtu) mtu=$2 ;;
+        --poll-us) poll_us=$2 ;;
         esac
         shift 2
         ;;
@@ -108,7 +113,7 @@ sweep_bw_sizes=(2 8 32 128 512 2048 8192 32768 131072 524288 2097152 8388608)
 sweep_lat_sizes=(2 8 32 128 512 2048 8192 32768)
 sweep_lat_iters=1000 sweep_tcp_secs=1 sweep_tcp_max_write=1048576
 qp_counts=(1 10 100 1000) qps_messages=5000
-syscall_runs=(2000 10000) syscall_sockperf_secs=(1 3)
+syscall_runs=(2000 10000) syscall_iperf3_blocks=(20000 100000) syscall_sockperf_secs=(1 3)
 idle_qps=1000
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/rdmaemu-bench.XXXXXX")
@@ -163,8 +168,10 @@ build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/
     echo "qp_counts=${qp_counts[*]}"
     echo "syscall_counter=${syscall_counter:-none}"
     echo "syscall_runs=${syscall_runs[*]}"
+    echo "syscall_iperf3_blocks=${syscall_iperf3_blocks[*]}"
     echo "syscall_sockperf_secs=${syscall_sockperf_secs[*]}"
     echo "idle_qps=$idle_qps"
+    echo "poll_us=${poll_us:-default}"
 } >"$work/meta.txt"
 log "work directory $work; load average $(load) on $(nproc) CPUs; parts: ${parts[*]}"
 awk -v n="$(nproc)" '{ exit !($1 >= n / 2) }' /proc/loadavg &&
@@ -180,6 +187,7 @@ fi
 
 up_args=(--hosts 2)
 [[ -z $mtu ]] || up_args+=(--mtu "$mtu")
+[[ -z $poll_us ]] || up_args+=(--poll-us "$poll_us")
 "$rdmaemu" up "${up_args[@]}" >"$work/up.out" 2>&1 || {
     cat "$work/up.out" >&2
     die "rdmaemu up failed"
