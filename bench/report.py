@@ -1,134 +1,21 @@
 #!/usr/bin/env python3
-"""Parses the raw outputs bench/run.sh left in its work directory and prints the table.
+"""Prints the tables of a bench/run.sh run: the issue's targets against what was measured, then
+each part's own table.
 
 usage: report.py WORKDIR [--markdown]
 
-WORKDIR holds, per measurement, the program's own output, named by run.sh:
-  meta.txt                     key=value lines: date, machine, load, build, mode, sizes
-  lat.<op>.<size>.cli          perftest ib_<op>_lat client output (op: send, write, read)
-  bw.<op>.<size>.cli           perftest ib_<op>_bw client output
-  sockperf.<size>.out          sockperf ping-pong over TCP
-  iperf3.<size>.json           iperf3 -J client output
-  memcpy.<size>.out            bench/memcpy_bw output
-A missing or unparsable file shows as "failed" in the table; nothing here raises on bad input.
+WORKDIR is run.sh's work directory (meta.txt and each program's raw output; collect.py names
+them). A missing or unparsable output shows as "failed"; nothing here raises on bad input.
 """
 
-import json
-import math
-import re
 import sys
 from pathlib import Path
 
-MIB = 1 << 20
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def read(path):
-    try:
-        return Path(path).read_text(errors="replace")
-    except OSError:
-        return None
-
-
-def strip_ansi(text):
-    return re.sub(r"\x1b\[[0-9;]*m", "", text)
-
-
-def to_float(s):
-    try:
-        v = float(s)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-# perftest ------------------------------------------------------------------------------------
-# The result table is a header line starting with "#bytes", then one data line of numbers. The
-# column names hold blanks ("BW peak[MB/sec]", "99% percentile[usec]") and are separated by
-# varying blanks, so a name is the run of words up to one that starts with "#" or holds "]".
-# perftest's MB/sec is MiB/s (format factor 0x100000); latencies are usec, one-way (RTT/2) for
-# send/write and a full round trip for read.
-def parse_perftest(text):
-    if not text:
-        return None
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if not line.strip().startswith("#bytes"):
-            continue
-        names, words = [], []
-        for word in line.split():
-            words.append(word)
-            if word.startswith("#") or "]" in word:
-                names.append(" ".join(words))
-                words = []
-        if words:
-            names.append(" ".join(words))
-        for data in lines[i + 1:i + 4]:
-            fields = data.split()
-            if len(fields) < 3 or not fields[0].isdigit():
-                continue
-            values = [to_float(f) for f in fields]
-            if len(values) < len(names):
-                continue
-            return {name: values[k] for k, name in enumerate(names)}
-    return None
-
-
-def perftest_col(cols, *prefixes):
-    """The first column whose name starts with one of prefixes (names vary across versions)."""
-    if not cols:
-        return None
-    for p in prefixes:
-        for name, value in cols.items():
-            if name.startswith(p):
-                return value
-    return None
-
-
-# sockperf ------------------------------------------------------------------------------------
-# "====> avg-latency=8.011 (std-dev=35.308)" (avg-lat= in older versions) and
-# "---> percentile 50.000 =    7.290"; one-way latency (RTT/2) in usec.
-def parse_sockperf(text):
-    if not text:
-        return None
-    text = strip_ansi(text)
-    out = {}
-    m = re.search(r"avg-lat(?:ency)?\s*=\s*([0-9.]+)", text)
-    if m:
-        out["avg"] = to_float(m.group(1))
-    for m in re.finditer(r"percentile\s+([0-9.]+)\s*=\s*([0-9.]+)", text):
-        out["p" + str(to_float(m.group(1)))] = to_float(m.group(2))
-    return out if "avg" in out else None
-
-
-# iperf3 --------------------------------------------------------------------------------------
-def parse_iperf3(text):
-    if not text:
-        return None
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(doc, dict) or doc.get("error"):
-        return None
-    end = doc.get("end", {})
-    for key in ("sum_received", "sum_sent", "sum"):
-        bps = to_float(end.get(key, {}).get("bits_per_second"))
-        if bps:
-            return bps / 8 / MIB
-    return None
-
-
-def parse_memcpy(text):
-    if not text:
-        return None
-    m = re.search(r"^memcpy_bw\s+\d+\s+([0-9.]+)", text, re.M)
-    return to_float(m.group(1)) if m else None
-
-
-# the table -----------------------------------------------------------------------------------
-def size_label(n):
-    n = int(n)
-    return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else f"{n} B"
+import targets  # noqa: E402
+from collect import collect, size_label, sockperf_size  # noqa: E402
 
 
 def fmt(v):
@@ -138,7 +25,9 @@ def fmt(v):
         return f"{v:.0f}"
     if v >= 10:
         return f"{v:.1f}"
-    return f"{v:.2f}"
+    if v >= 0.1:
+        return f"{v:.2f}"
+    return f"{v:.3f}"
 
 
 def ratio(a, b):
@@ -148,68 +37,144 @@ def ratio(a, b):
     return f"{r:.3f}x" if r < 0.1 else f"{r:.2f}x" if r < 10 else f"{r:.1f}x"
 
 
-def load_meta(work):
-    meta = {}
-    for line in (read(work / "meta.txt") or "").splitlines():
-        key, sep, value = line.partition("=")
-        if sep:
-            meta[key.strip()] = value.strip()
-    return meta
-
-
-def build_rows(work, meta):
-    rows = []  # (metric, unit, rdmaemu, tcp_label, tcp, memcpy)
-    lat_sizes = meta.get("lat_sizes", "").split()
-    bw_sizes = meta.get("bw_sizes", "").split()
-    for size in lat_sizes:
-        sp_size = max(int(size), 14)  # sockperf's smallest message is 14 bytes
-        sp = parse_sockperf(read(work / f"sockperf.{sp_size}.out")) or {}
-        for op in ("send", "write", "read"):
-            cols = parse_perftest(read(work / f"lat.{op}.{size}.cli"))
-            median = perftest_col(cols, "t_typical")
-            p99 = perftest_col(cols, "99% percentile")
-            # read is a full round trip in perftest; sockperf reports RTT/2.
-            k = 2 if op == "read" else 1
-            what = "RTT" if op == "read" else "1-way"
-            tcp_med = sp.get("p50.0") and sp["p50.0"] * k
-            tcp_p99 = sp.get("p99.0") and sp["p99.0"] * k
-            label = f"sockperf {sp_size} B"
-            rows.append((f"ib_{op}_lat {size_label(size)} median ({what})", "usec", median,
-                         label, tcp_med, None))
-            rows.append((f"ib_{op}_lat {size_label(size)} p99 ({what})", "usec", p99, label,
-                         tcp_p99, None))
-    for size in bw_sizes:
-        tcp = parse_iperf3(read(work / f"iperf3.{size}.json"))
-        mem = parse_memcpy(read(work / f"memcpy.{size}.out"))
-        for op in ("send", "write", "read"):
-            cols = parse_perftest(read(work / f"bw.{op}.{size}.cli"))
-            avg = perftest_col(cols, "BW average")
-            rows.append((f"ib_{op}_bw {size_label(size)} average", "MiB/s", avg,
-                         f"iperf3 -l {size_label(size)}", tcp, mem))
-    return rows
-
-
-def render(rows, markdown):
-    head = ("metric", "unit", "rdmaemu", "TCP loopback", "TCP", "rdmaemu/TCP", "memcpy",
-            "rdmaemu/memcpy")
-    table = []
-    for metric, unit, emu, tcp_label, tcp, mem in rows:
-        table.append((metric, unit, fmt(emu), tcp_label, fmt(tcp), ratio(emu, tcp),
-                      "-" if mem is None and "bw" not in metric else fmt(mem), ratio(emu, mem)))
+def render(head, rows, markdown, left=(0,)):
+    """A table; columns not in left are right-aligned numbers."""
+    rows = [tuple(str(c) for c in r) for r in rows]
     if markdown:
-        lines = ["| " + " | ".join(head) + " |",
-                 "|" + "|".join(["---", "---", "---:", "---", "---:", "---:", "---:", "---:"]) +
-                 "|"]
-        lines += ["| " + " | ".join(r) + " |" for r in table]
-        return "\n".join(lines)
-    widths = [max(len(r[i]) for r in [head] + table) for i in range(len(head))]
-    right = {2, 4, 5, 6, 7}
+        align = ["---" if i in left else "---:" for i in range(len(head))]
+        return "\n".join(["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"] +
+                         ["| " + " | ".join(r) + " |" for r in rows])
+    widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
 
     def line(r):
-        return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
+        return "  ".join(c.ljust(widths[i]) if i in left else c.rjust(widths[i])
                          for i, c in enumerate(r)).rstrip()
-    return "\n".join([line(head), line(tuple("-" * w for w in widths))] +
-                     [line(r) for r in table])
+    return "\n".join([line(head), line(tuple("-" * w for w in widths))] + [line(r) for r in rows])
+
+
+# The parts' tables ---------------------------------------------------------------------------
+def main_table(r):
+    """The perftest table: latency and bandwidth next to TCP loopback and memcpy."""
+    t = r["table"]
+    rows = []
+    for (op, size), (median, p99) in t["lat"].items():
+        sp = t["sockperf"].get(size) or {}
+        k = 2 if op == "read" else 1  # perftest's read is a round trip; sockperf's RTT/2
+        what = "RTT" if op == "read" else "1-way"
+        label = f"sockperf {sockperf_size(size)} B"
+        for name, emu, tcp in (("median", median, sp.get("p50.0")), ("p99", p99, sp.get("p99.0"))):
+            tcp = tcp * k if tcp is not None else None
+            rows.append((f"ib_{op}_lat {size_label(size)} {name} ({what})", "usec", fmt(emu),
+                         label, fmt(tcp), ratio(emu, tcp), "-", "-"))
+    for (op, size), emu in t["bw"].items():
+        tcp, mem = t["iperf3"].get(size), t["memcpy"].get(size)
+        rows.append((f"ib_{op}_bw {size_label(size)} average", "MiB/s", fmt(emu),
+                     f"iperf3 -l {size_label(size)}", fmt(tcp), ratio(emu, tcp), fmt(mem),
+                     ratio(emu, mem)))
+    if r["samehost"]:
+        emu, mem = r["samehost"]
+        two = t["bw"].get(("write", 65536))
+        rows.append(("ib_write_bw 64 KiB, same host", "MiB/s", fmt(emu), "(two hosts)",
+                     fmt(two), ratio(emu, two), fmt(mem), ratio(emu, mem)))
+    head = ("metric", "unit", "rdmaemu", "TCP loopback", "TCP", "rdmaemu/TCP", "memcpy",
+            "rdmaemu/memcpy")
+    return head, rows, (0, 1, 3)
+
+
+def same_host_table(r):
+    emu, mem = r["samehost"]
+    return (("metric", "unit", "rdmaemu", "memcpy", "rdmaemu/memcpy"),
+            [("ib_write_bw 64 KiB, both ends on host 1", "MiB/s", fmt(emu), fmt(mem),
+              ratio(emu, mem))], (0, 1))
+
+
+def qps_table(r):
+    rows = []
+    one = next((row[3] for row in r["qps"] if row[0] == 1), None)
+    for q, iters, depth, bw, secs in r["qps"]:
+        rows.append((f"-q {q}", iters if iters else "failed", depth or "?", fmt(bw),
+                     ratio(bw, one), f"{secs:.1f}" if secs is not None else "-"))
+    head = ("ib_write_bw 64 KiB", "messages", "TX depth", "total MiB/s", "vs -q 1",
+            "client s (incl. setup)")
+    return head, rows, (0,)
+
+
+SYSCALL_ROWS = (
+    ("write_bw", "rdmaemu ib_write_bw 64 KiB", "WR"),
+    ("iperf3", "TCP iperf3 -l 64 KiB", "write"),
+    ("send_lat", "rdmaemu ib_send_lat 2 B", "round trip"),
+    ("sockperf", "TCP sockperf ping-pong 14 B", "round trip"),
+)
+
+
+def syscalls_table(r):
+    rows = []
+    for key, label, per in SYSCALL_ROWS:
+        s = r["syscalls"].get(key)
+        if not s:
+            rows.append((label, per, "failed", "failed", "failed", ""))
+            continue
+        (m0, c0), (m1, c1) = s["runs"]
+        # Signed: a syscall the longer run made fewer of (iperf3's select) shows negative.
+        top = sorted(((abs(v), v, n) for n, v in s["by_name"].items() if abs(v) >= 0.005),
+                     reverse=True)
+        parts = [f"{n} {v:.2f}" for _, v, n in top[:4]]
+        other = s["total"] - sum(v for _, v, _ in top)
+        if abs(other) >= 0.005:
+            parts.append(f"other {other:.2f}")
+        rows.append((label, per, f"{m0} / {m1}", f"{c0['total']} / {c1['total']}",
+                     f"{s['total']:.3f}", ", ".join(parts) or "-"))
+    head = ("client", "per", "messages (2 runs)", "syscalls (2 runs)", "syscalls per message",
+            "of which")
+    return head, rows, (0, 1, 5)
+
+
+def sweep_bw_table(r):
+    cap = int(r["meta"].get("sweep_tcp_max_write", 1 << 20))
+    rows = [(size_label(s), fmt(e), fmt(t) + (f" (-l {size_label(cap)})" if s > cap else ""),
+             ratio(e, t)) for s, e, t in r["sweep"]["bw"]]
+    return ("size", "ib_write_bw MiB/s", "iperf3 -l SIZE MiB/s", "rdmaemu/TCP"), rows, (0,)
+
+
+def sweep_lat_table(r):
+    rows = [(size_label(s), fmt(m), fmt(p), fmt(tm), fmt(tp), ratio(m, tm))
+            for s, m, p, tm, tp in r["sweep"]["lat"]]
+    head = ("size", "ib_write_lat median", "p99", "sockperf median", "p99", "median ratio")
+    return head, rows, (0,)
+
+
+def qp_memory_table(r):
+    m = r["qpmem"]
+    st = m["stages"]
+    rows = [(stage, st[stage][0], st[stage][1], st[stage][2]) for stage in
+            ("base", "created", "connected") if stage in st]
+    rows.append(("per QP (connected - base)", "", f"{m['rss_kib']:.1f}", f"{m['pss_kib']:.1f}"))
+    return ("host 1 daemon", "QPs", "RSS KiB", "PSS KiB"), rows, (0,)
+
+
+def targets_table(r):
+    head = ("measure", "at filing", "must reach", "aim", "measured", "verdict", "note")
+    return head, targets.rows(r), (0, 1, 2, 3, 5, 6)
+
+
+def sections(r):
+    """(title, table function) for the tables this run has data for."""
+    out = [("Targets of issue 10 (ratios rdmaemu/baseline, one run)", targets_table)]
+    if r["table"]:
+        out.append(("rdmaemu next to TCP loopback and memcpy", main_table))
+    elif r["samehost"]:
+        out.append(("Same host", same_host_table))
+    if r["qps"]:
+        out.append(("Many QPs", qps_table))
+    if r["syscalls"]:
+        out.append((f"Application syscalls per message "
+                    f"(counted by {r['meta'].get('syscall_counter', '?')})", syscalls_table))
+    if r["qpmem"]:
+        out.append((f"NIC daemon memory for {r['qpmem']['qps']} idle RC QPs", qp_memory_table))
+    if r["sweep"]:
+        out.append(("Bandwidth against message size", sweep_bw_table))
+        out.append(("One-way latency against message size (usec)", sweep_lat_table))
+    return out
 
 
 def main(argv):
@@ -218,27 +183,36 @@ def main(argv):
         return 2
     work = Path(argv[1])
     markdown = "--markdown" in argv[2:]
-    meta = load_meta(work)
-    rows = build_rows(work, meta)
-    if not rows:
+    r = collect(work)
+    meta = r["meta"]
+    if not meta:
         print(f"report.py: nothing to report in {work} (meta.txt missing?)", file=sys.stderr)
         return 1
-    print(f"rdmaemu benchmark, {meta.get('date', '?')}, {meta.get('mode', '?')} run")
+    print(f"rdmaemu benchmark, {meta.get('date', '?')}, {meta.get('mode', '?')} run "
+          f"({meta.get('parts', '?')}), {meta.get('seconds', '?')} s")
     print(f"machine: {meta.get('cpu', '?')}, {meta.get('nproc', '?')} CPUs; "
           f"load average before {meta.get('load_before', '?')}, after "
           f"{meta.get('load_after', '?')}")
     print(f"build: {meta.get('build', '?')} ({meta.get('build_type', '?')}); source tree at git "
-          f"{meta.get('git', '?')}; emulated MTU {meta.get('mtu', '?')}")
-    print()
-    print(render(rows, markdown))
+          f"{meta.get('git', '?')}; emulated MTU {meta.get('mtu', '?')}, NIC --poll-us "
+          f"{meta.get('poll_us', 'default')}; perftest {meta.get('perftest', '?')}")
+    for title, fn in sections(r):
+        print()
+        print(f"### {title}" if markdown else f"{title}:")
+        print()
+        try:
+            head, rows, left = fn(r)
+            print(render(head, rows, markdown, left))
+        except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as e:
+            print(f"(this table could not be made: {type(e).__name__} {e})")
     print()
     print("Ratios are rdmaemu/baseline: for latency above 1 means rdmaemu is slower, for "
           "bandwidth below 1 means it is slower.")
     print("These are the numbers of an emulator (two nicsimd daemons on one machine), not of "
           "RDMA hardware.")
-    failed = sum(1 for r in rows if r[2] is None)
+    failed = sum(1 for row in targets.rows(r) if row[5] == "failed")
     if failed:
-        print(f"{failed} rdmaemu measurement(s) failed; raw outputs in {work}")
+        print(f"{failed} target measurement(s) failed; raw outputs in {work}")
     retried = sorted(p.name[:-len(".cli.try1")] for p in work.glob("*.cli.try1"))
     if retried:
         tries = len(list(work.glob("*.cli.try*")))

@@ -1,58 +1,85 @@
 #!/usr/bin/env bash
 # bench/run.sh: rdmaemu next to what the same machine does without it, in one run.
-#   - perftest latency (ib_send_lat, ib_write_lat, ib_read_lat) and bandwidth (ib_send_bw,
-#     ib_write_bw, ib_read_bw) between two emulated hosts;
-#   - the same machine over TCP loopback: sockperf ping-pong latency and iperf3 bandwidth, at the
-#     same message sizes;
-#   - single-thread memcpy bandwidth (bench/memcpy_bw.c, compiled here with cc).
-# Prints one table (bench/report.py). See bench/README.md.
+#   table     perftest latency (ib_send/write/read_lat) and bandwidth (ib_send/write/read_bw)
+#             between two emulated hosts, next to TCP loopback (sockperf ping-pong, iperf3) at
+#             the same sizes and a single-thread memcpy (bench/memcpy_bw.c)      table.sh
+#   sweep     ib_write_bw 2 B .. 8 MiB next to iperf3 -l SIZE, ib_write_lat 2 B .. 32 KiB next
+#             to sockperf                                                        sweep.sh
+#   qps       ib_write_bw 64 KiB over 1, 10, 100, 1000 QPs                      qps.sh
+#   samehost  ib_write_bw 64 KiB with both ends on one emulated host, next to memcpy
+#                                                                                same_host.sh
+#   syscalls  the application's syscalls per message, perftest against TCP     syscalls.sh
+#   qpmem     the NIC daemon's memory per idle RC QP (bench/idle_qps.c)         qp_memory.sh
+# Prints the issue's targets and the tables (bench/report.py) and draws the plots
+# (bench/plot.py, matplotlib). See bench/README.md.
 #
-# usage: bench/run.sh [--build DIR] [--quick] [--mtu M] [--keep]
+# usage: bench/run.sh [--build DIR] [--quick] [--only PARTS] [--plots DIR] [--mtu M]
+#                     [--poll-us US] [--keep]
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bench=$repo/bench
 build=$repo/build
 quick=0
 keep=0
 mtu=""
+poll_us=""
+only=""
+plots=""
+all_parts=(qpmem table samehost syscalls qps sweep)
 
 usage() {
     cat <<EOF
-usage: bench/run.sh [--build DIR] [--quick] [--mtu M] [--keep]
+usage: bench/run.sh [--build DIR] [--quick] [--only PARTS] [--plots DIR] [--mtu M]
+                    [--poll-us US] [--keep]
   --build DIR   rdmaemu build directory (default: $repo/build)
-  --quick       one size each and shorter runs: about 20 s instead of about a minute
+  --quick       the table at one size each, shorter runs, and the cheap parts (samehost,
+                qpmem): about 30 s instead of about 5 minutes
+  --only PARTS  comma-separated parts to run: ${all_parts[*]}
+                (default: all; with --quick: table,samehost,qpmem)
+  --plots DIR   write the plots (PNG and SVG) to DIR (default: the work directory, then kept)
   --mtu M       path MTU of the emulated hosts (256|512|1024|2048|4096; default: rdmaemu's)
+  --poll-us US  how long the NICs poll after work before they sleep (default: rdmaemu's)
   --keep        keep the work directory (raw outputs of every program) after a good run
 EOF
 }
 
-die() {
-    echo "bench: $*" >&2
-    exit 1
-}
+source "$bench/lib.sh"
 
 while (($#)); do
     case $1 in
-    --build)
-        (($# >= 2)) || die "--build needs a directory"
-        build=$2
+    --build | --only | --plots | --mtu | --poll-us)
+        (($# >= 2)) || die "$1 needs a value"
+        case $1 in
+        --build) build=$2 ;;
+        --only) only=$2 ;;
+        --plots) plots=$2 ;;
+        --mtu) mtu=$2 ;;
+        --poll-us) poll_us=$2 ;;
+        esac
         shift 2
         ;;
-    --build=*)
-        build=${1#--build=}
-        shift
-        ;;
+    --build=*) build=${1#--build=} && shift ;;
+    --only=*) only=${1#--only=} && shift ;;
+    --plots=*) plots=${1#--plots=} && shift ;;
     --quick) quick=1 && shift ;;
     --keep) keep=1 && shift ;;
-    --mtu)
-        (($# >= 2)) || die "--mtu needs a value"
-        mtu=$2
-        shift 2
-        ;;
     -h | --help) usage && exit 0 ;;
     *) usage >&2 && die "unknown argument: $1" ;;
     esac
 done
+
+if [[ -n $only ]]; then
+    IFS=, read -ra parts <<<"$only"
+elif ((quick)); then
+    parts=(qpmem table samehost)
+else
+    parts=("${all_parts[@]}")
+fi
+for p in "${parts[@]}"; do
+    [[ " ${all_parts[*]} " == *" $p "* ]] || die "unknown part '$p' (parts: ${all_parts[*]})"
+done
+wants() { [[ " ${parts[*]} " == *" $1 "* ]]; }
 
 # The build comes first: nothing else is worth doing without it.
 [[ -d $build ]] || die "build directory $build not found; build first: make build" \
@@ -64,7 +91,7 @@ for f in bin/rdmaemu bin/nicsimd lib/libibverbs.so.1; do
 done
 rdmaemu=$build/bin/rdmaemu
 
-# Packages: perftest, sockperf and iperf3 are in the project's list.
+# Packages: perftest, sockperf, iperf3, strace, perf and matplotlib are in the project's list.
 "$repo/tools/install-deps.sh" || die "tools/install-deps.sh failed: install perftest, sockperf" \
     "and iperf3 by hand"
 for c in ib_send_lat ib_write_lat ib_read_lat ib_send_bw ib_write_bw ib_read_bw sockperf iperf3 \
@@ -75,12 +102,19 @@ done
 if ((quick)); then
     lat_sizes=(2) bw_sizes=(65536)
     lat_iters=1000 bw_iters_big=1000 bw_iters_small=2000
-    tcp_secs=1 memcpy_secs=0.5 run_timeout=30 retry_until=40
+    tcp_secs=1 memcpy_secs=0.5 run_timeout=30 retries_left=2
 else
     lat_sizes=(2 4096) bw_sizes=(65536 4096)
     lat_iters=2000 bw_iters_big=2000 bw_iters_small=10000
-    tcp_secs=3 memcpy_secs=1 run_timeout=60 retry_until=120
+    tcp_secs=3 memcpy_secs=1 run_timeout=60 retries_left=6
 fi
+# The sweep: powers of 4 from 2 B, and 8 MiB; 1 s of TCP per size.
+sweep_bw_sizes=(2 8 32 128 512 2048 8192 32768 131072 524288 2097152 8388608)
+sweep_lat_sizes=(2 8 32 128 512 2048 8192 32768)
+sweep_lat_iters=1000 sweep_tcp_secs=1 sweep_tcp_max_write=1048576
+qp_counts=(1 10 100 1000) qps_messages=5000
+syscall_runs=(2000 10000) syscall_iperf3_blocks=(20000 100000) syscall_sockperf_secs=(1 3)
+idle_qps=1000
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/rdmaemu-bench.XXXXXX")
 export RDMAEMU_RUNTIME_DIR=$work/runtime
@@ -107,137 +141,53 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-log() { printf 'bench: %s\n' "$*" >&2; }
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
-# wait_listen PORT PID: until something listens on TCP PORT (10 s at most, or PID exits).
-wait_listen() {
-    for _ in $(seq 100); do
-        [[ -n $(ss -Htln "sport = :$1" 2>/dev/null) ]] && return 0
-        kill -0 "$2" 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
-}
-
-# stop PID: SIGTERM, then SIGKILL after 3 s.
-stop() {
-    kill -TERM "$1" 2>/dev/null || return 0
-    for _ in $(seq 30); do
-        kill -0 "$1" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -KILL "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
-}
-
-# perftest_pair NAME PROGRAM ARGS...: the server on host 1, the client on host 2 (perftest's
-# TCP side channel over 127.0.0.1), on a port of their own. Output in $work/NAME.{srv,cli};
-# up to two retries when the pair fails (the failed tries' outputs stay as NAME.*.tryN), none
-# once the run has taken retry_until seconds, to keep its length bounded.
-perftest_pair() {
-    local name=$1 prog=$2 attempt rc port spid
-    shift 2
-    for attempt in 1 2 3; do
-        port=$(free_port)
-        timeout "$run_timeout" "$rdmaemu" run --host 1 -- "$prog" -F -p "$port" "$@" \
-            >"$work/$name.srv" 2>&1 &
-        spid=$!
-        bg_pids+=("$spid")
-        rc=0
-        if wait_listen "$port" "$spid"; then
-            timeout "$run_timeout" "$rdmaemu" run --host 2 -- "$prog" -F -p "$port" "$@" \
-                127.0.0.1 >"$work/$name.cli" 2>&1 || rc=$?
-        else
-            rc=1
-            echo "bench: the $prog server never listened on port $port" >"$work/$name.cli"
-        fi
-        if ((rc == 0)); then
-            wait "$spid" || true
-            return 0
-        fi
-        stop "$spid"
-        ((rc != 124)) || echo "bench: timed out after ${run_timeout}s" >>"$work/$name.cli"
-        log "$prog $* failed (exit $rc, try $attempt):" \
-            "$(grep -m 1 -iE "couldn|fail|unable|error|timed out" "$work/$name.cli" ||
-                tail -n 1 "$work/$name.cli")"
-        ((attempt < 3)) || break
-        if ((SECONDS - start_s >= retry_until)); then
-            log "no retry: the run has already taken $((SECONDS - start_s)) s"
-            break
-        fi
-        # The last try's outputs keep the plain names.
-        cp "$work/$name.cli" "$work/$name.cli.try$attempt"
-        cp "$work/$name.srv" "$work/$name.srv.try$attempt"
-    done
-    return 1
-}
-
-# sockperf_pp SIZE: TCP ping-pong latency over loopback, one-way like perftest's.
-sockperf_pp() {
-    local size=$1 port pid
-    ((size >= 14)) || size=14 # sockperf's smallest message
-    log "sockperf ping-pong TCP $size B, ${tcp_secs}s"
-    port=$(free_port)
-    sockperf server --tcp -i 127.0.0.1 -p "$port" >"$work/sockperf-server.$size.out" 2>&1 &
-    pid=$!
-    bg_pids+=("$pid")
-    if wait_listen "$port" "$pid"; then
-        timeout "$run_timeout" sockperf ping-pong --tcp -i 127.0.0.1 -p "$port" -m "$size" \
-            -t "$tcp_secs" >"$work/sockperf.$size.out" 2>&1 || log "sockperf $size B failed"
-    else
-        log "sockperf server did not start: $(tail -n 2 "$work/sockperf-server.$size.out")"
-    fi
-    stop "$pid"
-}
-
-# iperf3_bw SIZE: one TCP stream over loopback, SIZE-byte writes.
-iperf3_bw() {
-    local size=$1 port pid
-    log "iperf3 TCP -l $size, ${tcp_secs}s"
-    port=$(free_port)
-    iperf3 -s -1 -B 127.0.0.1 -p "$port" >"$work/iperf3-server.$size.out" 2>&1 &
-    pid=$!
-    bg_pids+=("$pid")
-    if wait_listen "$port" "$pid"; then
-        timeout "$run_timeout" iperf3 -c 127.0.0.1 -p "$port" -t "$tcp_secs" -l "$size" -J \
-            >"$work/iperf3.$size.json" 2>&1 || log "iperf3 -l $size failed"
-    else
-        log "iperf3 server did not start: $(tail -n 2 "$work/iperf3-server.$size.out")"
-    fi
-    stop "$pid"
-}
+for f in table sweep qps same_host syscalls qp_memory; do source "$bench/$f.sh"; done
+pick_syscall_counter
 
 # --- what the machine is --------------------------------------------------------------------
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+# An empty cache entry means the project's default (CMakeLists.txt: RelWithDebInfo).
+[[ -n $build_type ]] || build_type="RelWithDebInfo (default)"
 {
     echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "cpu=$(sed -n 's/^model name\s*:\s*//p' /proc/cpuinfo | head -n 1)"
     echo "nproc=$(nproc)"
     echo "load_before=$(load)"
     echo "build=$build"
-    echo "build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null)"
+    echo "build_type=$build_type"
     echo "git=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?')"
     echo "mode=$( ((quick)) && echo quick || echo default)"
+    echo "parts=${parts[*]}"
+    echo "perftest=$(dpkg-query -W -f='${Version}' perftest 2>/dev/null || echo '?')"
     echo "lat_sizes=${lat_sizes[*]}"
     echo "bw_sizes=${bw_sizes[*]}"
+    echo "sweep_bw_sizes=${sweep_bw_sizes[*]}"
+    echo "sweep_lat_sizes=${sweep_lat_sizes[*]}"
+    echo "sweep_tcp_max_write=$sweep_tcp_max_write"
+    echo "qp_counts=${qp_counts[*]}"
+    echo "syscall_counter=${syscall_counter:-none}"
+    echo "syscall_runs=${syscall_runs[*]}"
+    echo "syscall_iperf3_blocks=${syscall_iperf3_blocks[*]}"
+    echo "syscall_sockperf_secs=${syscall_sockperf_secs[*]}"
+    echo "idle_qps=$idle_qps"
+    echo "poll_us=${poll_us:-default}"
 } >"$work/meta.txt"
-log "work directory $work; load average $(load) on $(nproc) CPUs"
+log "work directory $work; load average $(load) on $(nproc) CPUs; parts: ${parts[*]}"
 awk -v n="$(nproc)" '{ exit !($1 >= n / 2) }' /proc/loadavg &&
     log "warning: the machine is busy (load average $(load) on $(nproc) CPUs); expect noisy" \
         "numbers, the tails most"
 start_s=$SECONDS
 
-# Each size's baselines run right before rdmaemu's runs of that size, so that both see the same
-# load on a shared machine.
-cc -O2 -o "$work/memcpy_bw" "$repo/bench/memcpy_bw.c" || die "cc failed on bench/memcpy_bw.c"
+cc -O2 -o "$work/memcpy_bw" "$bench/memcpy_bw.c" || die "cc failed on bench/memcpy_bw.c"
+if wants qpmem; then
+    cc -O2 -o "$work/idle_qps" "$bench/idle_qps.c" -libverbs ||
+        die "cc failed on bench/idle_qps.c (libibverbs-dev installed?)"
+fi
 
 up_args=(--hosts 2)
 [[ -z $mtu ]] || up_args+=(--mtu "$mtu")
+[[ -z $poll_us ]] || up_args+=(--poll-us "$poll_us")
 "$rdmaemu" up "${up_args[@]}" >"$work/up.out" 2>&1 || {
     cat "$work/up.out" >&2
     die "rdmaemu up failed"
@@ -246,35 +196,40 @@ echo "mtu=$("$rdmaemu" status --json | python3 -c \
     'import json, sys; print(json.load(sys.stdin)["hosts"][0].get("mtu", "?"))')" >>"$work/meta.txt"
 
 failed=0
-for size in "${lat_sizes[@]}"; do
-    sockperf_pp "$size"
-    for op in send write read; do
-        log "ib_${op}_lat -s $size -n $lat_iters"
-        perftest_pair "lat.$op.$size" "ib_${op}_lat" -s "$size" -n "$lat_iters" ||
-            failed=$((failed + 1))
-    done
-done
-for size in "${bw_sizes[@]}"; do
-    log "memcpy $size B blocks, ${memcpy_secs}s"
-    "$work/memcpy_bw" "$size" "$memcpy_secs" >"$work/memcpy.$size.out" 2>&1 ||
-        log "memcpy_bw $size failed"
-    iperf3_bw "$size"
-    iters=$bw_iters_small
-    ((size < 65536)) || iters=$bw_iters_big
-    for op in send write read; do
-        log "ib_${op}_bw -s $size -n $iters"
-        perftest_pair "bw.$op.$size" "ib_${op}_bw" -s "$size" -n "$iters" ||
-            failed=$((failed + 1))
-    done
+for part in "${all_parts[@]}"; do
+    wants "$part" || continue
+    echo "load.$part=$(load)" >>"$work/meta.txt"
+    part_s=$SECONDS
+    case $part in
+    table) measure_table ;;
+    sweep) measure_sweep ;;
+    qps) measure_qps ;;
+    samehost) measure_same_host ;;
+    syscalls) measure_syscalls ;;
+    qpmem) measure_qp_memory ;;
+    esac
+    echo "seconds.$part=$((SECONDS - part_s))" >>"$work/meta.txt"
 done
 "$rdmaemu" status >"$work/status.out" 2>&1 || true
 
 echo "load_after=$(load)" >>"$work/meta.txt"
+echo "seconds=$((SECONDS - start_s))" >>"$work/meta.txt"
 log "measured in $((SECONDS - start_s)) s"
 # Outputs of failed tries are worth a look: keep them.
 compgen -G "$work/*.try*" >/dev/null && keep=1
+
+# Plots need matplotlib, which Debian installs for its own python3.
+if wants sweep || wants table; then
+    if [[ -z $plots ]]; then
+        plots=$work/plots
+        keep=1
+    fi
+    mkdir -p "$plots"
+    /usr/bin/python3 "$bench/plot.py" "$work" "$plots" ||
+        log "plot.py failed (python3-matplotlib installed?); the table stands without plots"
+fi
 echo
-python3 "$repo/bench/report.py" "$work"
+python3 "$bench/report.py" "$work"
 if ((failed)); then
     log "$failed perftest run(s) failed three times; their outputs are in $work (*.cli, *.srv)"
     exit 1
