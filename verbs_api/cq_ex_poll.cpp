@@ -1,7 +1,10 @@
 // The extended CQ's polling interface (ibv_start_poll / ibv_next_poll / ibv_end_poll and the
 // ibv_wc_read_* accessors), over the same shared ring as ibv_poll_cq.
 #include "emu_objects.h"
+#include "explain/explain.h"
 #include "ops.h"
+
+#include <cstring>
 
 #include <cerrno>
 #include <sched.h>
@@ -25,6 +28,11 @@ int load(EmuCq& c) {
     c.current = reinterpret_cast<const ipc::Cqe*>(r.slot(r.index));
     c.ex.wr_id = c.current->wc.wr_id;
     c.ex.status = c.current->wc.status;
+    if (c.ex.status != IBV_WC_SUCCESS && explain::wanted()) {
+        ibv_wc wc;
+        std::memcpy(&wc, &c.current->wc, sizeof wc);
+        explain::completion(session(c.ex.context), c, wc, c.current->reason);
+    }
     return 0;
 }
 
@@ -34,6 +42,7 @@ int start_poll(ibv_cq_ex* cq, ibv_poll_cq_attr* attr) {
     c.poll_mutex.lock(); // held until end_poll, as rdma-core providers hold their CQ lock
     if (int err = load(c)) {
         c.poll_mutex.unlock();
+        if (explain::wanted()) explain::notices(session(c.ex.context));
         empty_poll_backoff(c);
         return err;
     }

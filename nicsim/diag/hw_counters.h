@@ -22,7 +22,7 @@ enum class HwCounter : uint8_t {
     AckDeferred,      // ACKs queued behind READ responses (rxe: responses the completer deferred)
     RetryExceededErr, // WRs ended by IBV_WC_RETRY_EXC_ERR
     RetryRnrExceededErr, // WRs ended by IBV_WC_RNR_RETRY_EXC_ERR
-    CompleterRetryErr,   // go-back-N retransmissions (timeouts, NAKs, gaps in READ responses)
+    CompleterRetryErr,   // go-back-N retries after a timeout, a NAK or a gap (not RNR waits)
     SendErr,             // packets the kernel did not take (full socket buffer)
     LinkDowned,          // the port never goes down here: always 0
     RdmaSends,           // SEND WRs completed

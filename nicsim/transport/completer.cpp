@@ -53,6 +53,7 @@ void retransmit_once(TransportEnv& env, Qp& qp, uint32_t psn) {
     if (r.rerequested && r.rerequest_psn == psn) return;
     r.rerequested = true;
     r.rerequest_psn = psn;
+    env.nic().hw().add(HwCounter::CompleterRetryErr); // rxe: COMPST_ERROR_RETRY
     retransmit_from(env, qp, psn);
 }
 
@@ -397,6 +398,7 @@ void on_timer(TransportEnv& env, Qp& qp) {
     // that in IBA): a dead peer ends in RETRY_EXC_ERR after timeout x (retry_cnt + 1).
     --r.retry_left;
     r.rerequested = false; // the timer's retry stands for any lost one
+    env.nic().hw().add(HwCounter::CompleterRetryErr);
     retransmit_from(env, qp, r.una_psn);
     arm_retransmit_timer(env, qp);
 }

@@ -360,7 +360,6 @@ void retransmit_from(TransportEnv& env, Qp& qp, uint32_t psn) {
     }
     if (!found) return;
     qp.counters.retransmits++;
-    env.nic().hw().add(HwCounter::CompleterRetryErr);
     env.schedule(qp);
 }
 
