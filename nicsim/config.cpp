@@ -24,6 +24,7 @@ void usage(const char* why) {
                  "               [--allow-uid UID[,UID...]]   (besides ours and root)\n"
                  "               [--max-per-process qp=N,cq=N,mr=N,context=N]   (any of them)\n"
                  "               [--peers A.B.C.D,...]   (every host of the set, for multicast)\n"
+                 "               [--diag-dir DIR]   (where the set's NICs tell each other why)\n"
                  "               [--drop P] [--duplicate P] [--reorder P] [--corrupt P]\n"
                  "               [--delay-us D] [--seed S]   (P: probability 0..1)\n"
                  "Usually started by `rdmaemu up`.\n",
@@ -68,6 +69,8 @@ std::optional<Config> parse_args(int argc, char** argv) {
             have_address = true;
         } else if (opt == "--socket") {
             c.socket_path = value;
+        } else if (opt == "--diag-dir") {
+            c.diag_dir = value;
         } else if (opt == "--log-file") {
             c.log_file = value;
         } else if (opt == "--log-level") {

@@ -40,6 +40,9 @@ struct Config {
     // --peers: every host of the set (network order; this one may be among them), where the
     // fabric delivers multicast packets. Empty: this host only.
     std::vector<uint32_t> hosts;
+    // --diag-dir: the set's directory, where each NIC's socket for the peers' reasons lies
+    // (diag/peer_reasons.h). Empty: refusals reach peers as their NAK codes alone.
+    std::string diag_dir;
 };
 
 // Parses argv; on error prints the reason and usage to stderr and returns nothing.

@@ -30,8 +30,9 @@ std::string ipv4_text(uint32_t addr) {
 }
 } // namespace
 
-Engine::Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::logger& log)
-    : io_(io), nic_(nic), link_(link), log_(log), timer_(io) {
+Engine::Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::logger& log,
+               PeerReasons* peers)
+    : io_(io), nic_(nic), link_(link), log_(log), peers_(peers), timer_(io) {
     link_.start([this](const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid) {
         on_packet(from, data, len, mgid);
     });
@@ -118,10 +119,18 @@ void Engine::on_timers() {
     arm_timer();
 }
 
-void Engine::async_event(int async_fd, ibv_event_type type, uint32_t handle) {
+void Engine::async_event(int async_fd, ibv_event_type type, uint32_t handle, uint32_t reason) {
     if (async_fd < 0) return;
-    emu::ipc::AsyncEventRecord rec{static_cast<uint32_t>(type), handle};
+    emu::ipc::AsyncEventRecord rec{static_cast<uint32_t>(type), handle, reason, 0};
     [[maybe_unused]] ssize_t n = ::send(async_fd, &rec, sizeof rec, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+void Engine::tell_peer(uint32_t peer_addr, const PeerReason& reason) {
+    if (peers_) peers_->tell(peer_addr, reason);
+}
+
+std::optional<PeerReason> Engine::peer_reason(uint32_t peer_addr, uint32_t qpn, uint32_t psn) {
+    return peers_ ? peers_->find(peer_addr, qpn, psn) : std::nullopt;
 }
 
 void Engine::qp_modified(Qp& qp, ibv_qp_state from) {

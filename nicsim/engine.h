@@ -2,6 +2,7 @@
 // of QPs with packets to send, and the transport timers. It is the transport's TransportEnv.
 #pragma once
 
+#include "diag/peer_reasons.h"
 #include "dma/dma_engine.h"
 #include "net/udp_link.h"
 #include "nic.h"
@@ -20,7 +21,9 @@ namespace nicsim {
 
 class Engine final : public DataPath, public TransportEnv {
   public:
-    Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::logger& log);
+    // `peers`: how refusals reach the NICs of the set's other hosts (nullptr: they do not).
+    Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::logger& log,
+           PeerReasons* peers = nullptr);
 
     // DataPath
     void qp_modified(Qp& qp, ibv_qp_state from) override;
@@ -48,7 +51,9 @@ class Engine final : public DataPath, public TransportEnv {
     void set_timer(Qp& qp, uint64_t at_us) override;
     DmaEngine& dma() override { return dma_; }
     Nic& nic() override { return nic_; }
-    void async_event(int async_fd, ibv_event_type type, uint32_t handle) override;
+    void async_event(int async_fd, ibv_event_type type, uint32_t handle, uint32_t reason) override;
+    void tell_peer(uint32_t peer_addr, const PeerReason& reason) override;
+    std::optional<PeerReason> peer_reason(uint32_t peer_addr, uint32_t qpn, uint32_t psn) override;
     spdlog::logger& log() override { return log_; }
 
   private:
@@ -63,6 +68,7 @@ class Engine final : public DataPath, public TransportEnv {
     Nic& nic_;
     UdpLink& link_;
     spdlog::logger& log_;
+    PeerReasons* peers_;
     SegmentDma dma_;
     // QPs are named by QPN, never by pointer: a QP destroyed while queued is simply not found.
     std::deque<uint32_t> runnable_;

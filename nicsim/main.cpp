@@ -2,6 +2,7 @@
 // host's RoCE v2 port.
 #include "config.h"
 #include "control/server.h"
+#include "diag/peer_reasons.h"
 #include "engine.h"
 #include "net/roce_port.h"
 #include "net/udp_link.h"
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -71,7 +73,12 @@ int main(int argc, char** argv) {
         nicsim::UdpLink link(io, nicsim::bind_roce_port(config->address, config->udp_port),
                              config->address, config->udp_port, config->faults, std::move(*pcap),
                              *log, config->hosts);
-        nicsim::Engine engine(io, nic, link, *log);
+        link.count_into(&nic.hw());
+        nicsim::PeerReasons peers;
+        std::string peers_error;
+        if (!peers.open(config->diag_dir, config->address, &peers_error))
+            throw std::runtime_error(peers_error);
+        nicsim::Engine engine(io, nic, link, *log, &peers);
         nic.set_data_path(&engine);
         // Shared with --allow-uid: the socket lets everyone connect, the uid check decides.
         const mode_t socket_mode = config->allowed_uids.empty() ? 0600 : 0666;

@@ -72,6 +72,16 @@ Mr* Nic::mr_by_rkey(uint32_t rkey) const {
     return it == by_rkey_.end() ? nullptr : it->second;
 }
 
+void Nic::for_each_mr(const std::function<void(const Mr&)>& fn) const {
+    for (const auto& [rkey, mr] : by_rkey_)
+        fn(*mr);
+}
+
+void Nic::for_each_mw(const std::function<void(const Mw&)>& fn) const {
+    for (const auto& [rkey, mw] : mw_by_rkey_)
+        fn(*mw);
+}
+
 Mr* Nic::mr_by_lkey(uint32_t lkey) const {
     auto it = by_lkey_.find(lkey);
     return it == by_lkey_.end() ? nullptr : it->second;

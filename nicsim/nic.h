@@ -3,6 +3,8 @@
 #pragma once
 
 #include "device.h"
+#include "diag/error_log.h"
+#include "diag/hw_counters.h"
 #include "emu/keys.h"
 #include "objects/objects.h"
 #include "process_shares.h"
@@ -82,6 +84,9 @@ class Nic {
     void unregister_mw(Mw& mw);
     Mw* mw_by_rkey(uint32_t rkey) const;
     Mr* mr_by_lkey(uint32_t lkey) const;
+    // Every registered MR and window, in no particular order (for explaining a bad key).
+    void for_each_mr(const std::function<void(const Mr&)>& fn) const;
+    void for_each_mw(const std::function<void(const Mw&)>& fn) const;
 
     // QPNs are random 24-bit values, so that a forged packet has to guess one; never 0 and 1
     // (the special QPs SMI, GSI) nor 0xFFFFFF (multicast). Returns 0 when the space is full.
@@ -122,6 +127,12 @@ class Nic {
     DropCounters& drops() { return drops_; }
     const DropCounters& drops() const { return drops_; }
 
+    // Why things failed lately (status), and the transport's totals.
+    ErrorLog& errors() { return errors_; }
+    const ErrorLog& errors() const { return errors_; }
+    HwCounters& hw() { return hw_; }
+    const HwCounters& hw() const { return hw_; }
+
     uint32_t next_session_id() { return ++last_session_id_; }
 
     // Flow steering: every session's rules, lowest priority value first (then oldest first),
@@ -159,6 +170,8 @@ class Nic {
     uint32_t mcast_attachments_ = 0;
     McastCounters mcast_counters_;
     DropCounters drops_;
+    ErrorLog errors_;
+    HwCounters hw_;
     ObjectTotals totals_;
     ProcessShares shares_;
     DataPath* data_path_ = nullptr;

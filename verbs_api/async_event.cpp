@@ -4,6 +4,7 @@
 #include "dead_nic.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
+#include "explain/explain.h"
 
 #include <cerrno>
 #include <unistd.h>
@@ -52,6 +53,7 @@ int emulated::ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
             if (ibv_qp* qp = find(s.qps, rec.handle)) {
                 event->element.qp = qp;
                 ++emu_qp(qp)->events_reported;
+                if (explain::wanted()) explain::event(s, *event, qp->qp_num, rec.reason);
                 return 0;
             }
             break; // the QP was destroyed before the app read its event
@@ -59,6 +61,7 @@ int emulated::ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
             if (ibv_cq* cq = find(s.cqs, rec.handle)) {
                 event->element.cq = cq;
                 ++emu_cq(cq)->async_events_reported;
+                if (explain::wanted()) explain::event(s, *event, 0, rec.reason);
                 return 0;
             }
             break;

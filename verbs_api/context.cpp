@@ -1,8 +1,10 @@
 // Opening, importing and closing a device context: each opened context starts a control
 // session with the host's NIC, and an imported one shares the session it was made from.
+#include "emu/ipc/reasons.h"
 #include "emu/paths.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
+#include "explain/explain.h"
 #include "ops.h"
 
 #include <cerrno>
@@ -108,9 +110,13 @@ std::string host_socket_path(int fd) {
     return path == emu::selected_socket_path() ? path : std::string();
 }
 
+void explain_refusal(void* session, ipc::Op op, int err, uint32_t reason) {
+    explain::refused_by_nic(*static_cast<EmuSession*>(session), op, err, reason);
+}
+
 // Takes a context's descriptors from Hello's or ReopenContext's reply. 0 or errno.
 int take_context_fds(EmuSession& s, ipc::PassedFds& fds) {
-    int err = fds.count == 3 ? s.doorbell_page.map(fds.fd[2], ipc::kDoorbellPageSize) : EIO;
+    int err = fds.count == 3 ? s.doorbell_page.map(fds.fd[2], ipc::kSessionMemoryBytes) : EIO;
     if (err) {
         if (fds.count > 2) fds.fd[2] = -1; // map() closed it
         fds.close_all();
@@ -118,6 +124,8 @@ int take_context_fds(EmuSession& s, ipc::PassedFds& fds) {
     }
     s.async_fd = fds.fd[0];
     s.doorbell_fd = fds.fd[1];
+    if (explain::wanted()) s.control.observe_refusals(explain_refusal, &s);
+    s.reasons_seen = emu::ipc::reason_ring(s.doorbell_page.data)->last.load();
     return 0;
 }
 

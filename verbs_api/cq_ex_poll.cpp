@@ -2,7 +2,10 @@
 // ibv_wc_read_* accessors), over the same shared ring as ibv_poll_cq.
 #include "dead_nic.h"
 #include "emu_objects.h"
+#include "explain/explain.h"
 #include "ops.h"
+
+#include <cstring>
 
 #include <cerrno>
 #include <sched.h>
@@ -26,6 +29,11 @@ int load(EmuCq& c) {
     c.current = reinterpret_cast<const ipc::Cqe*>(r.slot(r.index));
     c.ex.wr_id = c.current->wc.wr_id;
     c.ex.status = c.current->wc.status;
+    if (c.ex.status != IBV_WC_SUCCESS && explain::wanted()) {
+        ibv_wc wc;
+        std::memcpy(&wc, &c.current->wc, sizeof wc);
+        explain::completion(session(c.ex.context), c, wc, c.current->reason);
+    }
     return 0;
 }
 
@@ -35,6 +43,7 @@ int start_poll(ibv_cq_ex* cq, ibv_poll_cq_attr* attr) {
     c.poll_mutex.lock(); // held until end_poll, as rdma-core providers hold their CQ lock
     if (int err = load(c)) {
         c.poll_mutex.unlock();
+        if (explain::wanted()) explain::notices(session(c.ex.context));
         empty_poll_backoff(c);
         return err;
     }

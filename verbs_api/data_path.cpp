@@ -1,11 +1,15 @@
 // The data path: posting writes WQEs into the shared rings and rings the doorbell; polling
 // reads CQEs from shared memory. No socket, and a syscall only to wake a sleeping NIC.
+#include "emu/qp_state_rules.h"
+#include "emu/verbs_names.h"
 #include "emu_objects.h"
+#include "explain/explain.h"
 #include "ops.h"
 
 #include <cerrno>
 #include <cstring>
 #include <sched.h>
+#include <string>
 
 namespace verbs {
 namespace ipc = emu::ipc;
@@ -91,6 +95,36 @@ int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
     return 0;
 }
 
+// Why write_send_wqe refused `wr` (called only for a refused WR, when explaining).
+std::string send_wqe_fault(const EmuQp& q, const ibv_send_wr& wr) {
+    const ibv_qp_type type = q.ex.qp_base.qp_type;
+    if (!opcode_allowed(type, wr.opcode))
+        return emu::names::wr_opcode(wr.opcode) + " is not an operation of a " +
+               emu::names::qp_type_short(type) + " QP";
+    if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > q.cap.max_send_sge)
+        return "wr_id " + std::to_string(wr.wr_id) + " has " + std::to_string(wr.num_sge) +
+               " SGEs, more than max_send_sge " + std::to_string(q.cap.max_send_sge);
+    if (wr.opcode == IBV_WR_BIND_MW) return "the bind names no window, or an MR of another PD";
+    if (type == IBV_QPT_UD && !wr.wr.ud.ah) return "a UD send needs wr.ud.ah";
+    return "inline data of more than max_inline_data " + std::to_string(q.cap.max_inline_data) +
+           " bytes";
+}
+
+std::string recv_wqe_fault(const ibv_recv_wr& wr, uint32_t max_sge) {
+    return "wr_id " + std::to_string(wr.wr_id) + " has " + std::to_string(wr.num_sge) +
+           " SGEs, more than max_recv_sge " + std::to_string(max_sge);
+}
+
+// Why the QP takes no WRs of this kind now.
+std::string state_fault(const ibv_qp* qp, bool send) {
+    if (send && qp->qp_type == IBV_QPT_XRC_RECV) return "an XRC_RECV QP has no send queue";
+    if (!send && qp->srq) return "the QP takes its receives from its SRQ (ibv_post_srq_recv)";
+    if (send)
+        return "the QP is in " + std::string(emu::qp_state_name(qp->state)) +
+               "; it sends from RTS on (RESET->INIT->RTR->RTS first)";
+    return "the QP is in RESET; it takes receives from INIT on";
+}
+
 int write_recv_wqe(const ibv_recv_wr& wr, uint32_t max_sge, char* slot) {
     if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > max_sge) return EINVAL;
     auto* w = reinterpret_cast<ipc::RecvWqe*>(slot);
@@ -101,8 +135,9 @@ int write_recv_wqe(const ibv_recv_wr& wr, uint32_t max_sge, char* slot) {
     return 0;
 }
 
-template <typename Wr, typename Fill>
-int post(ibv_context* ctx, uint32_t slot, ShimRing& ring, Wr* wr, Wr** bad_wr, Fill fill) {
+template <typename Wr, typename Fill, typename Fault>
+int post(ibv_context* ctx, uint32_t slot, ShimRing& ring, Wr* wr, Wr** bad_wr, Fill fill,
+         const char* verb, uint32_t qpn, Fault fault) {
     int err = 0;
     uint32_t start = ring.index;
     for (; wr; wr = wr->next) {
@@ -113,7 +148,14 @@ int post(ibv_context* ctx, uint32_t slot, ShimRing& ring, Wr* wr, Wr** bad_wr, F
         if ((err = fill(*wr, ring.slot(ring.index)))) break;
         ++ring.index;
     }
-    if (err) *bad_wr = wr;
+    if (err) {
+        *bad_wr = wr;
+        if (explain::wanted())
+            explain::refused(verb, err, qpn,
+                             err == ENOMEM ? "the queue is full: " + std::to_string(ring.entries) +
+                                                 " WRs outstanding; poll their completions first"
+                                           : fault(*wr));
+    }
     if (ring.index != start) {
         publish(ring);
         ring_doorbell(ctx, slot);
@@ -128,11 +170,14 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     // As rxe: a QP sends from RTS on (ERR flushes). An XRC_RECV QP has no send queue.
     if (qp->state < IBV_QPS_RTS || qp->qp_type == IBV_QPT_XRC_RECV || !q.sq.header) {
         *bad_wr = wr;
+        explain::refused("ibv_post_send", EINVAL, qp->qp_num, state_fault(qp, true));
         return EINVAL;
     }
     std::lock_guard lock(q.sq_mutex);
-    return post(qp->context, q.doorbell_slot, q.sq, wr, bad_wr,
-                [&q](const ibv_send_wr& w, char* slot) { return write_send_wqe(q, w, slot); });
+    return post(
+        qp->context, q.doorbell_slot, q.sq, wr, bad_wr,
+        [&q](const ibv_send_wr& w, char* slot) { return write_send_wqe(q, w, slot); },
+        "ibv_post_send", qp->qp_num, [&q](const ibv_send_wr& w) { return send_wqe_fault(q, w); });
 }
 
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
@@ -141,13 +186,18 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     // receive queue either); a QP takes them from INIT on.
     if (qp->srq || !q.rq.header || qp->state == IBV_QPS_RESET) {
         *bad_wr = wr;
+        explain::refused("ibv_post_recv", EINVAL, qp->qp_num,
+                         qp->srq || qp->state == IBV_QPS_RESET ? state_fault(qp, false)
+                                                               : "the QP has no receive queue");
         return EINVAL;
     }
     std::lock_guard lock(q.rq_mutex);
     uint32_t max_sge = q.cap.max_recv_sge;
     return post(
         qp->context, q.doorbell_slot, q.rq, wr, bad_wr,
-        [max_sge](const ibv_recv_wr& w, char* slot) { return write_recv_wqe(w, max_sge, slot); });
+        [max_sge](const ibv_recv_wr& w, char* slot) { return write_recv_wqe(w, max_sge, slot); },
+        "ibv_post_recv", qp->qp_num,
+        [max_sge](const ibv_recv_wr& w) { return recv_wqe_fault(w, max_sge); });
 }
 
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
@@ -156,7 +206,9 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     uint32_t max_sge = s.max_sge;
     return post(
         srq->context, ipc::kDoorbellAll, s.ring, wr, bad_wr,
-        [max_sge](const ibv_recv_wr& w, char* slot) { return write_recv_wqe(w, max_sge, slot); });
+        [max_sge](const ibv_recv_wr& w, char* slot) { return write_recv_wqe(w, max_sge, slot); },
+        "ibv_post_srq_recv", 0,
+        [max_sge](const ibv_recv_wr& w) { return recv_wqe_fault(w, max_sge); });
 }
 
 int post_wq_recv(ibv_wq* wq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
@@ -165,7 +217,9 @@ int post_wq_recv(ibv_wq* wq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     uint32_t max_sge = w.max_sge;
     return post(
         wq->context, ipc::kDoorbellAll, w.ring, wr, bad_wr,
-        [max_sge](const ibv_recv_wr& r, char* slot) { return write_recv_wqe(r, max_sge, slot); });
+        [max_sge](const ibv_recv_wr& r, char* slot) { return write_recv_wqe(r, max_sge, slot); },
+        "ibv_post_wq_recv", 0,
+        [max_sge](const ibv_recv_wr& r) { return recv_wqe_fault(r, max_sge); });
 }
 
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
@@ -175,13 +229,19 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
     uint32_t available = r.header->producer.load(std::memory_order_acquire) - r.index;
     if (available > r.entries) available = r.entries;
     int n = 0;
-    for (; n < num_entries && static_cast<uint32_t>(n) < available; ++n)
-        std::memcpy(&wc[n], r.slot(r.index + n) + offsetof(ipc::Cqe, wc), sizeof(ibv_wc));
+    for (; n < num_entries && static_cast<uint32_t>(n) < available; ++n) {
+        const char* slot = r.slot(r.index + n);
+        std::memcpy(&wc[n], slot + offsetof(ipc::Cqe, wc), sizeof(ibv_wc));
+        if (wc[n].status != IBV_WC_SUCCESS && explain::wanted())
+            explain::completion(session(cq->context), c, wc[n],
+                                reinterpret_cast<const ipc::Cqe*>(slot)->reason);
+    }
     if (n) {
         r.index += n;
         r.header->consumer.store(r.index, std::memory_order_release);
         c.empty_polls = 0;
     } else {
+        if (explain::wanted()) explain::notices(session(cq->context));
         empty_poll_backoff(c);
     }
     return n;

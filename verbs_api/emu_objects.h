@@ -67,7 +67,8 @@ struct EmuSession {
     emu::ipc::ControlClient control;
     int async_fd = -1;
     int doorbell_fd = -1;
-    Mapping doorbell_page;
+    Mapping doorbell_page;                 // and the reason ring after it (emu/ipc/reasons.h)
+    std::atomic<uint32_t> reasons_seen{0}; // the newest reason id explain::notices looked at
 
     // Objects that async and completion events can name, by their NIC handle.
     std::mutex events_mutex;
@@ -147,6 +148,7 @@ struct EmuCq {
     Mapping memory;
     ShimRing ring;
     uint32_t empty_polls = 0;               // consecutive polls that found nothing
+    uint32_t last_reason_said = 0;          // explain's last reason for this CQ (flushes: once)
     const emu::ipc::Cqe* current = nullptr; // the CQE an extended poll is looking at
     ibv_cq* cq() { return reinterpret_cast<ibv_cq*>(&ex); }
 };

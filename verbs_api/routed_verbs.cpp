@@ -165,24 +165,28 @@ VERBS_EXPORT void ibv_unimport_pd(ibv_pd* pd) {
 
 VERBS_EXPORT ibv_mr*(ibv_reg_mr)(ibv_pd* pd, void* addr, size_t length, int access) {
     if (!is_emulated(pd->context)) hardware::check_mr_access("ibv_reg_mr", int(access));
-    return ROUTE(ibv_reg_mr, pd->context, pd, addr, length, access);
+    trace::Call call("ibv_reg_mr", pd, addr, length, trace::AccessFlags{access});
+    return call.done(ROUTE(ibv_reg_mr, pd->context, pd, addr, length, access));
 }
 
 VERBS_EXPORT ibv_mr*(ibv_reg_mr_iova)(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
                                       int access) {
     if (!is_emulated(pd->context)) hardware::check_mr_access("ibv_reg_mr_iova", int(access));
-    return ROUTE(ibv_reg_mr_iova, pd->context, pd, addr, length, iova, access);
+    trace::Call call("ibv_reg_mr_iova", pd, addr, length, iova, trace::AccessFlags{access});
+    return call.done(ROUTE(ibv_reg_mr_iova, pd->context, pd, addr, length, iova, access));
 }
 
 VERBS_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
                                       unsigned int access) {
     if (!is_emulated(pd->context)) hardware::check_mr_access("ibv_reg_mr_iova2", int(access));
-    return ROUTE(ibv_reg_mr_iova2, pd->context, pd, addr, length, iova, access);
+    trace::Call call("ibv_reg_mr_iova2", pd, addr, length, iova, trace::AccessFlags{int(access)});
+    return call.done(ROUTE(ibv_reg_mr_iova2, pd->context, pd, addr, length, iova, access));
 }
 
 VERBS_EXPORT int ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t length,
                               int access) {
-    return ROUTE(ibv_rereg_mr, mr->context, mr, flags, pd, addr, length, access);
+    trace::Call call("ibv_rereg_mr", mr, flags, pd, addr, length, trace::AccessFlags{access});
+    return call.done(ROUTE(ibv_rereg_mr, mr->context, mr, flags, pd, addr, length, access));
 }
 
 VERBS_EXPORT int ibv_dereg_mr(ibv_mr* mr) {
@@ -253,7 +257,9 @@ VERBS_EXPORT int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
 
 VERBS_EXPORT int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask,
                               ibv_qp_init_attr* init_attr) {
-    return ROUTE(ibv_query_qp, qp->context, qp, attr, attr_mask, init_attr);
+    trace::Call call("ibv_query_qp", qp, static_cast<const void*>(attr),
+                     trace::QpAttrMask{attr_mask}, static_cast<const void*>(init_attr));
+    return call.done(ROUTE(ibv_query_qp, qp->context, qp, attr, attr_mask, init_attr));
 }
 
 VERBS_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
@@ -326,7 +332,10 @@ VERBS_EXPORT int ibv_resolve_eth_l2_from_gid(ibv_context* ctx, ibv_ah_attr* attr
 }
 
 VERBS_EXPORT int ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
-    return ROUTE(ibv_get_async_event, ctx, ctx, event);
+    // The event is filled in by the call: traced after it.
+    trace::Call call("ibv_get_async_event", ctx, static_cast<const void*>(event));
+    int ret = ROUTE(ibv_get_async_event, ctx, ctx, event);
+    return call.done(ret, ret == 0 ? event : nullptr);
 }
 
 VERBS_EXPORT int ibv_query_device(ibv_context* ctx, ibv_device_attr* attr) {

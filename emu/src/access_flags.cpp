@@ -1,5 +1,7 @@
 #include "emu/access_flags.h"
 
+#include "emu/verbs_names.h"
+
 #include <infiniband/verbs.h>
 
 #include <cerrno>
@@ -47,6 +49,16 @@ int check_mr_access(uint32_t access) {
         return EINVAL;
     if ((access & ~(kSupported | kOptional)) != 0) return EINVAL;
     return 0;
+}
+
+std::string mr_access_refusal(uint32_t access) {
+    if (check_mr_access(access) == 0) return {};
+    if (uint32_t unknown = access & ~(kSupported | kOptional))
+        return "access " + names::access_flags(access) + " has bits no verbs device knows (" +
+               names::access_flags(unknown) + ")";
+    return "remote write and remote atomic need IBV_ACCESS_LOCAL_WRITE too (ibv_reg_mr(3)): "
+           "access is " +
+           names::access_flags(access);
 }
 
 int check_qp_access(uint32_t access) {

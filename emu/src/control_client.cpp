@@ -112,7 +112,10 @@ int ControlClient::call_raw(Op op, const void* req, size_t req_len, void* reply,
         got.close_all();
         return EIO;
     }
-    if (rh.err != 0) return rh.err;
+    if (rh.err != 0) {
+        if (observer_) observer_(observer_context_, op, rh.err, rh.reason);
+        return rh.err;
+    }
     size_t body = static_cast<size_t>(n) - sizeof rh;
     if (text) {
         text->assign(in.data() + sizeof rh, body);

@@ -1,5 +1,7 @@
 #include "emu/qp_state_rules.h"
 
+#include "emu/verbs_names.h"
+
 #include <array>
 #include <cstddef>
 
@@ -207,6 +209,30 @@ bool modify_is_ok(ibv_qp_type type, ibv_qp_state current, ibv_qp_state next, uin
     if ((mask & rule.required) != rule.required) return false;
     if ((mask & ~(rule.required | rule.optional | IBV_QP_STATE)) != 0) return false;
     return true;
+}
+
+std::string modify_refusal(ibv_qp_type type, ibv_qp_state current, ibv_qp_state next,
+                           uint32_t mask) {
+    if (modify_is_ok(type, current, next, mask)) return {};
+    const std::string on = " on " + names::qp_type_short(type);
+    const std::string transition = std::string(qp_state_name(current)) + "->" + qp_state_name(next);
+    if ((mask & IBV_QP_CUR_STATE) != 0 && current != IBV_QPS_RTR && current != IBV_QPS_RTS &&
+        current != IBV_QPS_SQD && current != IBV_QPS_SQE)
+        return std::string(
+                   "IBV_QP_CUR_STATE is allowed only from RTR, RTS, SQD or SQE, not from ") +
+               qp_state_name(current);
+    TransitionRule rule = transition_rule(type, current, next);
+    if (!rule.valid) {
+        Kind kind;
+        if (!kind_of(type, &kind)) return names::qp_type(type) + " QPs have no state machine here";
+        return transition + " is not a legal transition" + on +
+               " (IBA 11.2.1: RESET->INIT->RTR->RTS; any state ->RESET, ->ERR)";
+    }
+    std::string text;
+    if (uint32_t missing = rule.required & ~mask) text = names::qp_attr_mask(missing) + " missing";
+    if (uint32_t extra = mask & ~(rule.required | rule.optional | IBV_QP_STATE))
+        text += (text.empty() ? "" : " and ") + names::qp_attr_mask(extra) + " not allowed";
+    return text + " for " + transition + on;
 }
 
 const char* qp_state_name(ibv_qp_state state) {

@@ -1,7 +1,10 @@
 #include "dispatch.h"
 
+#include "diag/report.h"
 #include "session.h"
 #include "verbs/verbs.h"
+
+#include <spdlog/fmt/fmt.h>
 
 #include <array>
 #include <cstring>
@@ -12,6 +15,15 @@ namespace {
 using emu::ipc::Op;
 using Handler = void (*)(Session&, const emu::ipc::Header&, const char*, pid_t);
 
+// A refused verb: said in the log, kept in status, and handed to the app with the reply.
+uint32_t explain_refusal(Session& s, Op op, int err, const VerbContext& ctx) {
+    const char* name = strerrorname_np(err);
+    std::string headline = fmt::format("{} refused ({})", emu::ipc::op_name(op), name ? name : "?");
+    std::string why = ctx.reason.empty() ? "no reason recorded" : ctx.reason;
+    return report(s.nic(), s.log(), &s.objects(), emu::ipc::ReasonKind::Refusal, ctx.reason_qpn,
+                  headline, why);
+}
+
 template <Op op, auto Verb>
 void run(Session& s, const emu::ipc::Header& h, const char* body, pid_t caller) {
     using Req = typename emu::ipc::Types<op>::Req;
@@ -19,11 +31,15 @@ void run(Session& s, const emu::ipc::Header& h, const char* body, pid_t caller) 
     Req req{};
     if constexpr (emu::ipc::body_size<Req>() != 0) std::memcpy(&req, body, sizeof req);
     Reply reply{};
-    VerbContext ctx{s.nic(),  s.objects(), s.log(), s.prefix(), caller, {}, s.net_raw(),
-                    s.take_request_fds()};
+    VerbContext ctx{s.nic(), s.objects(), s.log(),     s.prefix(),
+                    caller,  {},          s.net_raw(), s.take_request_fds()};
     int err = Verb(ctx, req, reply);
-    if (err) ctx.pass_fds.clear();
-    s.send_reply(h, err, &reply, err ? 0 : emu::ipc::body_size<Reply>(), ctx.pass_fds);
+    uint32_t reason = 0;
+    if (err) {
+        ctx.pass_fds.clear();
+        reason = explain_refusal(s, op, err, ctx);
+    }
+    s.send_reply(h, err, &reply, err ? 0 : emu::ipc::body_size<Reply>(), ctx.pass_fds, reason);
 }
 
 constexpr auto make_table() {

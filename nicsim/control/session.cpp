@@ -35,9 +35,13 @@ Session::Session(boost::asio::io_context& io, Nic& nic, spdlog::logger& log, int
       id_(nic.next_session_id()) {
     ucred cred{};
     socklen_t len = sizeof cred;
-    if (::getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) pid_ = cred.pid;
+    if (::getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+        pid_ = cred.pid;
+        objects_.uid = cred.uid;
+    }
     comm_ = read_comm(pid_);
     prefix_ = "session#" + std::to_string(id_);
+    objects_.label = prefix_ + " pid " + std::to_string(pid_) + " (" + comm_ + ")";
     // Every request then names its sender: after fork() or a command fd passed on, another
     // process may use this session, and the objects it makes live in its memory.
     int on = 1;
@@ -159,7 +163,8 @@ void Session::reopen_context(const ipc::Header& h, pid_t sender) {
     send_reply(h, 0, &reply, sizeof reply, fds);
 }
 
-// A device context gets the async-event socket, the doorbell eventfd and the doorbell page.
+// A device context gets the async-event socket, the doorbell eventfd and the session's shared
+// memory (the doorbell page, then the reason ring).
 int Session::open_context(std::vector<UniqueFd>& fds) {
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) return errno;
@@ -175,11 +180,12 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
         std::make_unique<boost::asio::posix::stream_descriptor>(sock_.get_executor(), efd);
     fds.emplace_back(::fcntl(efd, F_DUPFD_CLOEXEC, 0));
     UniqueFd page_fd;
-    if (int err = SharedMemory::create("rdmaemu-doorbell", ipc::kDoorbellPageSize, doorbell_page_,
+    if (int err = SharedMemory::create("rdmaemu-session", ipc::kSessionMemoryBytes, doorbell_page_,
                                        page_fd))
         return err;
     // Asleep until the NIC's loop says otherwise (without one: always, every post kicks).
     objects_.doorbell_page = static_cast<ipc::DoorbellPage*>(doorbell_page_.data());
+    objects_.reasons = ipc::reason_ring(doorbell_page_.data());
     objects_.doorbell_page->nic_sleeping.store(1);
     if (DataPath* dp = nic_.data_path()) dp->watch_doorbell(objects_);
     page_fd_.reset(::fcntl(page_fd.get(), F_DUPFD_CLOEXEC, 0));
@@ -218,12 +224,13 @@ void Session::wait_doorbell() {
 }
 
 void Session::send_reply(const ipc::Header& req, int err, const void* body, size_t len,
-                         const std::vector<UniqueFd>& fds) {
+                         const std::vector<UniqueFd>& fds, uint32_t reason) {
     std::string out(sizeof(ipc::ReplyHeader) + len, '\0');
     ipc::ReplyHeader rh{};
     rh.hdr = req;
     rh.hdr.length = static_cast<uint32_t>(out.size());
     rh.err = err;
+    rh.reason = reason;
     std::memcpy(out.data(), &rh, sizeof rh);
     if (len) std::memcpy(out.data() + sizeof rh, body, len);
     int raw[ipc::kMaxPassedFds];
@@ -231,9 +238,6 @@ void Session::send_reply(const ipc::Header& req, int err, const void* body, size
     for (const UniqueFd& fd : fds)
         if (n < ipc::kMaxPassedFds) raw[n++] = fd.get();
     int rc = ipc::send_message(sock_.native_handle(), out.data(), out.size(), raw, n);
-    if (err)
-        log_.debug("{} {} failed: {}", prefix_, ipc::op_name(static_cast<ipc::Op>(req.op)),
-                   std::strerror(err));
     if (rc) end(std::string("reply failed: ") + std::strerror(rc));
 }
 

@@ -46,9 +46,10 @@ class Session : public std::enable_shared_from_this<Session> {
     Nic& nic() { return nic_; }
     SessionObjects& objects() { return objects_; }
     spdlog::logger& log() { return log_; }
-    // Sends the reply with `fds` (closed afterwards, here: the app has its own copies).
+    // Sends the reply with `fds` (closed afterwards, here: the app has its own copies) and, for
+    // a refusal, the id of its reason in the session's ring.
     void send_reply(const emu::ipc::Header& req, int err, const void* body, size_t len,
-                    const std::vector<UniqueFd>& fds = {});
+                    const std::vector<UniqueFd>& fds = {}, uint32_t reason = 0);
 
   private:
     void wait_readable();

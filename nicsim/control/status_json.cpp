@@ -2,6 +2,10 @@
 
 #include "session.h"
 
+#include "emu/verbs_names.h"
+
+#include <spdlog/fmt/fmt.h>
+
 #include <cstdio>
 #include <unistd.h>
 
@@ -37,36 +41,16 @@ std::string drop_counters_json(const DropCounters& d) {
 
 namespace {
 
-const char* qp_type_name(ibv_qp_type t) {
-    switch (t) {
-    case IBV_QPT_RC:
-        return "RC";
-    case IBV_QPT_UC:
-        return "UC";
-    case IBV_QPT_UD:
-        return "UD";
-    case IBV_QPT_XRC_SEND:
-        return "XRC_SEND";
-    case IBV_QPT_XRC_RECV:
-        return "XRC_RECV";
-    default:
-        return "?";
-    }
-}
-
-const char* state_name(ibv_qp_state s) {
-    static const char* names[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
-    return s <= IBV_QPS_ERR ? names[s] : "?";
-}
-
 std::string qp_json(const Qp& handle) {
     const Qp& qp = handle.shared ? *handle.shared : handle; // an ibv_open_qp handle: the QP
     const QpCounters& c = qp.counters;
     auto field = [](const char* name, uint64_t v) {
         return std::string(",\"") + name + "\":" + std::to_string(v);
     };
-    return "{\"qpn\":" + std::to_string(qp.qpn) + ",\"type\":\"" + qp_type_name(qp.type) +
-           "\",\"state\":\"" + state_name(qp.attr.qp_state) + "\"" +
+    // QP numbers in hex, as perftest, tshark and the verbs trace print them.
+    return fmt::format("{{\"qpn\":\"{:#x}\",\"type\":\"{}\",\"state\":\"{}\"", qp.qpn,
+                       emu::names::qp_type_short(qp.type),
+                       emu::names::qp_state_short(qp.attr.qp_state)) +
            field("tx_packets", c.tx_packets) + field("tx_bytes", c.tx_bytes) +
            field("rx_packets", c.rx_packets) + field("rx_bytes", c.rx_bytes) +
            field("retransmits", c.retransmits) + field("timeouts", c.timeouts) +
@@ -119,6 +103,8 @@ std::string host_status_json(const Nic& nic, const std::vector<const Session*>& 
     }
     j += "]";
     if (const DataPath* dp = nic.data_path()) j += ",\"counters\":" + dp->counters_json();
+    j += ",\"hw_counters\":" + nic.hw().json();
+    j += ",\"errors\":" + nic.errors().json();
     return j + "}";
 }
 

@@ -153,6 +153,7 @@ void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len) {
         ++counters_.icrc_errors; // rxe drops these too, silently
         return;
     }
+    if (hw_) hw_->add(HwCounter::RcvdPkts);
     on_packet_(from, data, inner, mgid);
 }
 
@@ -164,8 +165,10 @@ void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, boo
         // A full socket buffer loses the packet, as a congested link would; the transport
         // recovers it.
         log_.debug("send to {} failed: {}", inet_ntoa(dst.sin_addr), std::strerror(errno));
+        if (hw_) hw_->add(HwCounter::SendErr);
         return;
     }
+    if (hw_) hw_->add(HwCounter::SentPkts);
     ++counters_.tx_packets;
     ++counters_.tx_datagrams;
     counters_.tx_bytes += len;
@@ -193,6 +196,10 @@ void UdpLink::flush() {
     }
     if (sent < packets)
         log_.debug("socket buffer full: {} of {} packets lost", packets - sent, packets);
+    if (hw_) {
+        hw_->add(HwCounter::SentPkts, sent);
+        hw_->add(HwCounter::SendErr, packets - sent);
+    }
     counters_.tx_datagrams += datagrams;
 }
 

@@ -8,6 +8,7 @@
 // included) with the group in a trailer (emu/wire/multicast.h), which the receiving link strips.
 #pragma once
 
+#include "diag/hw_counters.h"
 #include "fault_injector.h"
 #include "objects/unique_fd.h"
 #include "pcap_writer.h"
@@ -66,6 +67,8 @@ class UdpLink {
     uint16_t port() const { return port_; } // the UDP port every host of the set sends from
     const LinkCounters& counters() const { return counters_; }
     LinkCounters& counters() { return counters_; }
+    // Where the host's totals are kept (sent_pkts, rcvd_pkts, send_err); nullptr: nowhere.
+    void count_into(HwCounters* hw) { hw_ = hw; }
 
   private:
     struct Outgoing {
@@ -98,6 +101,7 @@ class UdpLink {
     boost::asio::steady_timer reorder_timer_;
     PcapWriter pcap_;
     LinkCounters counters_;
+    HwCounters* hw_ = nullptr;
     TxBurst burst_;
     bool flush_posted_ = false;
     bool gso_ = true; // off once the kernel refuses a GSO send

@@ -219,6 +219,8 @@ struct Qp {
     RequesterState req;
     ResponderState resp;
     QpCounters counters;
+    // Why the QP went to ERR: the reason id its flushed WRs carry (emu/ipc/reasons.h); 0: none.
+    uint32_t error_reason = 0;
     bool scheduled = false;       // in the engine's run queue
     uint64_t timer_queued_us = 0; // the engine's: its earliest deadline in the timer heap (0: none)
     uint32_t doorbell_slot = 0;   // its bit in the session's doorbell page (0: none of its own)

@@ -7,6 +7,7 @@
 #include "objects.h"
 #include "unique_fd.h"
 
+#include "emu/ipc/reasons.h"
 #include "emu/ipc/rings.h"
 
 #include <map>
@@ -39,6 +40,13 @@ struct SessionObjects {
     HandleTable<Wq> wqs;
     HandleTable<RwqIndTable> ind_tables;
     HandleTable<XrcdHandle> xrcds;
+    // Who the session is, for the log and status: "session#3 pid 812 (rc_errors)".
+    std::string label;
+    uid_t uid = 0; // the user who opened it: the keys in a reason's hint are theirs alone
+    // Why things failed, for the app (emu/ipc/reasons.h): the ring in the session's shared memory
+    // after the doorbell page, and the NIC's own count of the ids written (never the ring's).
+    emu::ipc::ReasonRing* reasons = nullptr;
+    uint32_t last_reason_id = 0;
     // The session's doorbell page (emu/ipc/rings.h) and which QP each of its slots stands for.
     emu::ipc::DoorbellPage* doorbell_page = nullptr;
     std::vector<Qp*> doorbell_qps{nullptr}; // slot 0: every queue

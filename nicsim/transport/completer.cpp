@@ -3,8 +3,12 @@
 #include "emu/wire/psn.h"
 #include "memory_access.h"
 #include "nic.h"
+#include "objects/session_objects.h"
 #include "rc.h"
+#include "reasons.h"
 #include "tag_matching.h"
+
+#include <spdlog/fmt/fmt.h>
 
 #include <cstring>
 
@@ -49,6 +53,7 @@ void retransmit_once(TransportEnv& env, Qp& qp, uint32_t psn) {
     if (r.rerequested && r.rerequest_psn == psn) return;
     r.rerequested = true;
     r.rerequest_psn = psn;
+    env.nic().hw().add(HwCounter::CompleterRetryErr); // rxe: COMPST_ERROR_RETRY
     retransmit_from(env, qp, psn);
 }
 
@@ -80,30 +85,57 @@ void acknowledge_through(TransportEnv& env, Qp& qp, uint32_t psn) {
     if (una != r.una_psn) {
         r.una_psn = una;
         r.retry_left = qp.attr.retry_cnt;
+        r.rnr_streak = 0;
     }
     if (implied_nak) retransmit_once(env, qp, r.una_psn);
 }
 
-// Fails the outstanding WR whose PSNs include `psn`. False when none does.
-bool fail_op_at(Qp& qp, uint32_t psn, ibv_wc_status status) {
+// The outstanding WR whose PSNs include `psn`; nullptr when none does.
+SendOp* op_at(Qp& qp, uint32_t psn) {
     for (SendOp& op : qp.req.ops) {
         if (!op.started || op.done) continue;
-        if (psn_diff(psn, op.first_psn) >= 0 && psn_diff(psn, last_psn(op)) <= 0) {
-            op.status = status;
-            op.done = true;
-            return true;
-        }
+        if (psn_diff(psn, op.first_psn) >= 0 && psn_diff(psn, last_psn(op)) <= 0) return &op;
     }
-    return false;
+    return nullptr;
 }
 
-void fail_oldest(Qp& qp, ibv_wc_status status) {
+SendOp* oldest_outstanding(Qp& qp) {
     for (SendOp& op : qp.req.ops)
-        if (!op.done) {
-            op.status = status;
-            op.done = true;
-            return;
-        }
+        if (!op.done) return &op;
+    return nullptr;
+}
+
+// What the responder refused, from its own words when its NIC told ours (the usual case: both
+// hosts on one machine), else from the NAK's code alone. The keys it names come along only
+// when the responder's QP is the same user's.
+std::string refused_by_responder(TransportEnv& env, Qp& qp, const SendOp& op,
+                                 const wire::Headers& h, wire::NakCode code) {
+    const char* what = wr_operation(op.wqe.opcode);
+    if (std::optional<PeerReason> peer = env.peer_reason(dest_addr(qp), qp.qpn, h.psn)) {
+        std::string text = fmt::format("the responder refused the {}: {}", what, peer->what);
+        if (!peer->hint.empty() && qp.owner && qp.owner->uid == peer->owner_uid)
+            text += "; " + peer->hint;
+        return text;
+    }
+    return fmt::format("the responder ({}) refused the {} with {}", peer_of(qp), what,
+                       nak_meaning(code));
+}
+
+// An RNR NAK: the peer has no receive posted. Said at the first of a streak, then at 10, 100,
+// ... (at most once a second), so a QP that retries forever (rnr_retry 7) does not hang
+// silently.
+void notice_rnr(TransportEnv& env, Qp& qp, const SendOp& op) {
+    RequesterState& r = qp.req;
+    uint64_t now = env.now_us();
+    if (!notice_due(r.rnr_streak) || (r.rnr_noticed_us && now - r.rnr_noticed_us < 1000000)) return;
+    r.rnr_noticed_us = now;
+    std::string retries = qp.attr.rnr_retry == 7
+                              ? "rnr_retry 7 retries forever"
+                              : fmt::format("rnr_retry {}: {} left", qp.attr.rnr_retry, r.rnr_left);
+    explain(env, qp, emu::ipc::ReasonKind::Notice, "",
+            fmt::format("the peer ({}) has no receive posted for the {} wr_id {} ({} so far); {}",
+                        peer_of(qp), wr_operation(op.wqe.opcode), op.wqe.wr_id,
+                        count_of(r.rnr_streak, "RNR NAK"), retries));
 }
 
 // A response that answers nothing this QP asked (IBA 9.7.5.1: a ghost): ignored and counted.
@@ -131,21 +163,32 @@ void handle_nak(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     if (h.psn != r.una_psn) acknowledge_through(env, qp, psn_add(h.psn, -1));
     if (s.kind == wire::SyndromeKind::RnrNak) {
         ++qp.counters.rnr_naks_received;
+        env.nic().hw().add(HwCounter::RcvdRnrErr);
+        SendOp* op = op_at(qp, h.psn);
+        ++r.rnr_streak;
         if (r.rnr_left == 0) {
-            if (!fail_op_at(qp, h.psn, IBV_WC_RNR_RETRY_EXC_ERR))
-                drop_ghost(env, qp, h, "no outstanding WR has that PSN");
+            if (!op) return drop_ghost(env, qp, h, "no outstanding WR has that PSN");
+            env.nic().hw().add(HwCounter::RetryRnrExceededErr);
+            fail_op(env, qp, *op, IBV_WC_RNR_RETRY_EXC_ERR,
+                    fmt::format("the peer ({}) has no receive posted: {}, and rnr_retry {} allows "
+                                "no more retries",
+                                peer_of(qp), count_of(r.rnr_streak, "RNR NAK"), qp.attr.rnr_retry));
             return;
         }
         if (qp.attr.rnr_retry != 7) --r.rnr_left; // 7 means retry forever
+        if (op) notice_rnr(env, qp, *op);
         r.timer_at_us = 0;
         r.rnr_until_us = env.now_us() + wire::rnr_timer_us(s.value);
         env.set_timer(qp, r.rnr_until_us);
         return;
     }
     ++qp.counters.naks_received;
+    env.nic().hw().add(HwCounter::NaksReceived);
     ibv_wc_status status = IBV_WC_REM_OP_ERR;
-    switch (static_cast<wire::NakCode>(s.value)) {
+    auto code = static_cast<wire::NakCode>(s.value);
+    switch (code) {
     case wire::NakCode::PsnSequenceError:
+        env.nic().hw().add(HwCounter::RcvdSeqErr);
         retransmit_once(env, qp, r.una_psn);
         return;
     case wire::NakCode::InvalidRequest:
@@ -157,7 +200,9 @@ void handle_nak(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     default:
         break;
     }
-    if (!fail_op_at(qp, h.psn, status)) drop_ghost(env, qp, h, "no outstanding WR has that PSN");
+    SendOp* op = op_at(qp, h.psn);
+    if (!op) return drop_ghost(env, qp, h, "no outstanding WR has that PSN");
+    fail_op(env, qp, *op, status, refused_by_responder(env, qp, *op, h, code));
 }
 
 void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
@@ -178,15 +223,18 @@ void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h, con
     // Only the READ's final packet may be short (its requests may be several, see kReadChunk).
     uint64_t room = op->length - op->response_bytes;
     bool last = len == room;
-    if (len > room || (!last && len != mtu)) {
-        op->status = IBV_WC_REM_OP_ERR; // the responder broke the protocol
-        op->done = true;
+    if (len > room || (!last && len != mtu)) { // the responder broke the protocol
+        fail_op(env, qp, *op, IBV_WC_REM_OP_ERR,
+                fmt::format("the responder ({}) sent a READ response of {} bytes where {} were "
+                            "due",
+                            peer_of(qp), len, last || len > room ? room : mtu));
         return;
     }
     if (len) {
         if (env.dma().write(op->local, op->response_bytes, payload, len) != 0) {
-            op->status = IBV_WC_LOC_PROT_ERR;
-            op->done = true;
+            fail_op(env, qp, *op, IBV_WC_LOC_PROT_ERR,
+                    "writing the READ's data into the local SGEs failed: their memory is gone "
+                    "(unmapped since it was registered)");
             return;
         }
     }
@@ -208,7 +256,9 @@ void handle_atomic_ack(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     acknowledge_through(env, qp, psn_add(op->first_psn, -1));
     uint64_t original = h.atomic_ack; // written back in host order, as verbs apps read it
     if (env.dma().write(op->local, 0, reinterpret_cast<const uint8_t*>(&original), 8) != 0)
-        op->status = IBV_WC_LOC_PROT_ERR;
+        fail_op(env, qp, *op, IBV_WC_LOC_PROT_ERR,
+                "writing the atomic's original value into the local SGE failed: its memory is "
+                "gone (unmapped since it was registered)");
     op->done = true;
     --qp.req.reads_outstanding;
     if (psn_diff(psn_add(h.psn, 1), qp.req.una_psn) > 0) qp.req.una_psn = psn_add(h.psn, 1);
@@ -282,7 +332,7 @@ void complete_ready(TransportEnv& env, Qp& qp) {
             // A rendezvous too large for its tag fails that tag alone; transport errors end
             // the connection as for any request.
             if (op.status != IBV_WC_SUCCESS && op.status != IBV_WC_LOC_LEN_ERR) {
-                to_error(env, qp);
+                to_error(env, qp, op.reason);
                 return;
             }
             continue;
@@ -299,13 +349,16 @@ void complete_ready(TransportEnv& env, Qp& qp) {
                           : op.reads()                      ? 8
                                                             : 0;
             wc.qp_num = qp.qpn;
-            post_completion(env, *qp.send_cq, wc, false);
+            post_completion(env, *qp.send_cq, wc, false, 0, op.reason);
         }
         if (op.status != IBV_WC_SUCCESS) {
             // The error completion is the report (no async event); the QP stops (IBA 10.8.3).
-            to_error(env, qp);
+            to_error(env, qp, op.reason);
             return;
         }
+        if (op.wqe.opcode == IBV_WR_SEND || op.wqe.opcode == IBV_WR_SEND_WITH_IMM ||
+            op.wqe.opcode == IBV_WR_SEND_WITH_INV)
+            env.nic().hw().add(HwCounter::RdmaSends);
     }
 }
 
@@ -326,8 +379,18 @@ void on_timer(TransportEnv& env, Qp& qp) {
         if (op.started && !op.done) outstanding = true;
     if (!outstanding) return;
     ++qp.counters.timeouts;
+    env.nic().hw().add(HwCounter::Timeouts);
     if (r.retry_left == 0) {
-        fail_oldest(qp, IBV_WC_RETRY_EXC_ERR);
+        env.nic().hw().add(HwCounter::RetryExceededErr);
+        if (SendOp* op = oldest_outstanding(qp)) {
+            uint64_t timeout_us = (4096ull << qp.attr.timeout) / 1000;
+            fail_op(env, qp, *op, IBV_WC_RETRY_EXC_ERR,
+                    fmt::format("no response from the peer ({}) for psn {:#x}: sent {} times, "
+                                "{:.1f} ms apart (timeout {}, retry_cnt {}); its NIC or QP is "
+                                "gone, is not in RTR, or the path drops every packet",
+                                peer_of(qp), r.una_psn, qp.attr.retry_cnt + 1,
+                                double(timeout_us) / 1000, qp.attr.timeout, qp.attr.retry_cnt));
+        }
         complete_ready(env, qp);
         return;
     }
@@ -335,6 +398,7 @@ void on_timer(TransportEnv& env, Qp& qp) {
     // that in IBA): a dead peer ends in RETRY_EXC_ERR after timeout x (retry_cnt + 1).
     --r.retry_left;
     r.rerequested = false; // the timer's retry stands for any lost one
+    env.nic().hw().add(HwCounter::CompleterRetryErr);
     retransmit_from(env, qp, r.una_psn);
     arm_retransmit_timer(env, qp);
 }

@@ -1,8 +1,12 @@
 // Completions: CQEs into the shared CQ ring, and completion events on the channel.
+#include "diag/report.h"
 #include "emu/ipc/protocol.h"
 #include "nic.h"
 #include "objects/session_objects.h"
 #include "rc.h"
+#include "reasons.h"
+
+#include <spdlog/fmt/fmt.h>
 
 #include <cerrno>
 #include <cstring>
@@ -19,20 +23,33 @@ uint64_t clock_ns(clockid_t clock) {
     return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
+void overrun(TransportEnv& env, Cq& cq) {
+    cq.overrun = true;
+    if (!cq.owner) return;
+    uint32_t reason = report(env.nic(), env.log(), cq.owner, emu::ipc::ReasonKind::Event, 0,
+                             fmt::format("cq#{} overrun (IBV_EVENT_CQ_ERR)", cq.handle),
+                             fmt::format("all its {} entries were full, so completions are being "
+                                         "lost: poll it more often or make it bigger",
+                                         cq.ring.entries));
+    env.async_event(cq.owner->async_fd_of(cq.pid), IBV_EVENT_CQ_ERR, cq.handle, reason);
+}
+
 } // namespace
 
-void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited, uint64_t tm_tag) {
+void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited, uint64_t tm_tag,
+                     uint32_t reason) {
     emu::ipc::RingHeader* ring = cq.ring.header;
     uint32_t producer = ring->producer.load(std::memory_order_relaxed);
     uint32_t consumer = ring->consumer.load(std::memory_order_acquire);
     if (producer - consumer >= cq.ring.entries) {
         // The app let the CQ fill up: the completion is lost, as on hardware (CQ overrun).
-        if (!cq.overrun && cq.owner)
-            env.async_event(cq.owner->async_fd_of(cq.pid), IBV_EVENT_CQ_ERR, cq.handle);
-        cq.overrun = true;
+        if (!cq.overrun) overrun(env, cq);
         return;
     }
-    emu::ipc::Cqe cqe{wc, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME), tm_tag, 0, 0};
+    if (wc.status != IBV_WC_SUCCESS)
+        env.nic().hw().add(wc.status == IBV_WC_WR_FLUSH_ERR ? HwCounter::FlushedCompletions
+                                                            : HwCounter::ErrorCompletions);
+    emu::ipc::Cqe cqe{wc, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME), tm_tag, 0, reason};
     std::memcpy(cq.ring.slot(producer), &cqe, sizeof cqe);
     ring->producer.store(producer + 1, std::memory_order_seq_cst);
     // Pairs with req_notify_cq storing `notify` and then polling again (both seq_cst).
@@ -54,7 +71,8 @@ void srq_consumed(TransportEnv& env, Srq& srq) {
     if (left >= srq.attr.srq_limit) return;
     srq.attr.srq_limit = 0;
     if (srq.owner)
-        env.async_event(srq.owner->async_fd_of(srq.pid), IBV_EVENT_SRQ_LIMIT_REACHED, srq.handle);
+        env.async_event(srq.owner->async_fd_of(srq.pid), IBV_EVENT_SRQ_LIMIT_REACHED, srq.handle,
+                        0);
 }
 
 } // namespace nicsim::rc

@@ -3,6 +3,7 @@
 #include "nic.h"
 #include "objects/session_objects.h"
 #include "rc.h"
+#include "reasons.h"
 
 #include <cstring>
 #include <vector>
@@ -40,11 +41,13 @@ Cq* recv_cq_of(TransportEnv& env, const Qp& qp) {
     return srq ? srq->cq : nullptr;
 }
 
-void qp_event(TransportEnv& env, Qp& qp, ibv_event_type type) {
-    if (qp.owner) env.async_event(qp.owner->async_fd_of(qp.pid), type, qp.handle);
+void qp_event(TransportEnv& env, Qp& qp, ibv_event_type type, uint32_t reason) {
+    if (qp.owner) env.async_event(qp.owner->async_fd_of(qp.pid), type, qp.handle, reason);
+    // Another session's reason ring knows nothing of this id.
     for (Qp* opener : qp.openers)
         if (opener->owner)
-            env.async_event(opener->owner->async_fd_of(opener->pid), type, opener->handle);
+            env.async_event(opener->owner->async_fd_of(opener->pid), type, opener->handle,
+                            opener->owner == qp.owner ? reason : 0);
 }
 
 void count_drop(TransportEnv& env, Qp& qp, uint64_t DropCounters::*which) {
@@ -82,6 +85,15 @@ void send_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint8_t syndrome) {
 
 namespace {
 
+// The cause the flushed WRs of `qp` carry: the failure that took it to ERR, or else the app's
+// own move (ibv_modify_qp), said once.
+uint32_t flush_cause(TransportEnv& env, Qp& qp, size_t flushed) {
+    if (qp.error_reason || flushed == 0) return qp.error_reason;
+    qp.error_reason = explain(env, qp, emu::ipc::ReasonKind::Completion, "flushed",
+                              "ibv_modify_qp moved the QP to ERR; its WRs complete flushed");
+    return qp.error_reason;
+}
+
 ibv_wc flush_wc(const Qp& qp, uint64_t wr_id, ibv_wc_opcode opcode) {
     ibv_wc wc{};
     wc.wr_id = wr_id;
@@ -98,11 +110,12 @@ void flush(TransportEnv& env, Qp& qp) {
     // their completions are visible (an app that polls one may post again at once).
     RequesterState& r = qp.req;
     std::vector<uint64_t> flushed;
+    std::vector<uint64_t> rndv_flushed; // the tags' receives of rendezvous READs in flight
     for (const SendOp& op : r.ops) {
         if (op.internal == SendOp::Internal::None)
             flushed.push_back(op.wqe.wr_id);
-        else if (op.internal == SendOp::Internal::RndvRead && qp.recv_cq) // the tag's receive
-            post_completion(env, *qp.recv_cq, flush_wc(qp, op.wqe.wr_id, IBV_WC_TM_RECV), false);
+        else if (op.internal == SendOp::Internal::RndvRead && qp.recv_cq)
+            rndv_flushed.push_back(op.wqe.wr_id);
     }
     r.ops.clear();
     r.cursor = 0;
@@ -116,13 +129,10 @@ void flush(TransportEnv& env, Qp& qp) {
         flushed.push_back(w.wr_id);
     }
     sq->consumer.store(r.fetch_index, std::memory_order_release);
-    if (qp.send_cq) // an XRC_RECV QP has none (and nothing posts to its SQ)
-        for (uint64_t wr_id : flushed)
-            post_completion(env, *qp.send_cq, flush_wc(qp, wr_id, IBV_WC_SEND), false);
     // Receive side: the QP's own RQ (an SRQ's WQEs stay for its other QPs).
-    flushed.clear();
+    std::vector<uint64_t> recv_flushed;
     if (qp.resp.have_recv) {
-        flushed.push_back(qp.resp.recv.wr_id);
+        recv_flushed.push_back(qp.resp.recv.wr_id);
         qp.resp.have_recv = false;
     }
     if (qp.rq.entries) {
@@ -133,19 +143,27 @@ void flush(TransportEnv& env, Qp& qp) {
         for (; consumer != rp; ++consumer) {
             emu::ipc::RecvWqe w;
             std::memcpy(&w, qp.rq.slot(consumer), sizeof w);
-            flushed.push_back(w.wr_id);
+            recv_flushed.push_back(w.wr_id);
         }
         rq->consumer.store(consumer, std::memory_order_release);
     }
-    if (Cq* cq = recv_cq_of(env, qp))
+    uint32_t cause =
+        flush_cause(env, qp, flushed.size() + rndv_flushed.size() + recv_flushed.size());
+    for (uint64_t wr_id : rndv_flushed)
+        post_completion(env, *qp.recv_cq, flush_wc(qp, wr_id, IBV_WC_TM_RECV), false, 0, cause);
+    if (qp.send_cq) // an XRC_RECV QP has none (and nothing posts to its SQ)
         for (uint64_t wr_id : flushed)
-            post_completion(env, *cq, flush_wc(qp, wr_id, IBV_WC_RECV), false);
+            post_completion(env, *qp.send_cq, flush_wc(qp, wr_id, IBV_WC_SEND), false, 0, cause);
+    if (Cq* cq = recv_cq_of(env, qp))
+        for (uint64_t wr_id : recv_flushed)
+            post_completion(env, *cq, flush_wc(qp, wr_id, IBV_WC_RECV), false, 0, cause);
     qp.resp.responses.clear();
     qp.resp.failing = false;
 }
 
-void to_error(TransportEnv& env, Qp& qp) {
+void to_error(TransportEnv& env, Qp& qp, uint32_t reason) {
     if (qp.attr.qp_state == IBV_QPS_ERR) return;
+    qp.error_reason = reason;
     qp.attr.qp_state = IBV_QPS_ERR;
     qp.attr.cur_qp_state = IBV_QPS_ERR;
     qp.req.timer_at_us = 0;
@@ -194,6 +212,7 @@ void modified(TransportEnv& env, Qp& qp, ibv_qp_state from) {
     ibv_qp_state to = qp.attr.qp_state;
     if (to == from) return;
     if (to == IBV_QPS_RESET) {
+        qp.error_reason = 0;
         env.set_timer(qp, 0);
         qp.req = RequesterState{};
         qp.resp = ResponderState{};

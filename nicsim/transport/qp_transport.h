@@ -24,6 +24,7 @@ struct SendOp {
     uint64_t response_bytes = 0;       // READ: bytes of response received
     bool done = false;                 // acknowledged (or response complete)
     ibv_wc_status status = IBV_WC_SUCCESS;
+    uint32_t reason = 0; // a failed WR: its reason's id in the owner's reason ring (reasons.h)
     // Tag matching's rendezvous: an operation the NIC queues itself, not a WQE of the SQ. It
     // takes no SQ slot and completes into the TM SRQ's CQ (tag_matching.h), never the send CQ.
     enum class Internal : uint8_t { None, RndvRead, RndvFin } internal = Internal::None;
@@ -50,6 +51,9 @@ struct RequesterState {
     // old stream) must not trigger another request.
     bool rerequested = false;
     uint32_t rerequest_psn = 0;
+    // RNR NAKs in a row for the oldest WR, and when the last notice said so (reasons.h).
+    uint64_t rnr_streak = 0;
+    uint64_t rnr_noticed_us = 0;
 };
 
 // A receive WQE being filled by a multi-packet SEND.
@@ -114,6 +118,9 @@ struct ResponderState {
     // answered (responder.cpp, may_reack). reack_at_us 0: none yet.
     uint32_t reack_psn = 0;
     uint64_t reack_at_us = 0;
+    // RNR NAKs sent in a row (no receive posted), and when the last notice said so.
+    uint64_t rnr_streak = 0;
+    uint64_t rnr_noticed_us = 0;
 };
 
 // Packets the transport did not take as new work, and ACKs it held back: kept per QP

@@ -40,17 +40,18 @@ Srq* xrc_srq(TransportEnv& env, const Qp& qp, uint32_t srqn);
 // Where receive completions of `qp` go: its receive CQ, or for an XRC target the CQ of the
 // XRC SRQ of the message in progress. nullptr: none.
 Cq* recv_cq_of(TransportEnv& env, const Qp& qp);
-// An async event about `qp` to the session that owns it and to every ibv_open_qp holder.
-void qp_event(TransportEnv& env, Qp& qp, ibv_event_type type);
+// An async event about `qp` to the session that owns it and to every ibv_open_qp holder, with
+// the id of its reason in the owner's ring (0: none).
+void qp_event(TransportEnv& env, Qp& qp, ibv_event_type type, uint32_t reason = 0);
 
 // Moves the QP to ERR (IBA 10.3.1): every outstanding and later WR completes with
-// IBV_WC_WR_FLUSH_ERR.
-void to_error(TransportEnv& env, Qp& qp);
+// IBV_WC_WR_FLUSH_ERR, carrying `reason` (the failure's reason id) as their cause.
+void to_error(TransportEnv& env, Qp& qp, uint32_t reason);
 void flush(TransportEnv& env, Qp& qp);
 // Writes one completion; raises the CQ's event when armed for it. `tm_tag`: the tag of a
-// tag-matching completion with IBV_WC_TM_MATCH.
+// tag-matching completion with IBV_WC_TM_MATCH; `reason`: an error's reason id (reasons.h).
 void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited,
-                     uint64_t tm_tag = 0);
+                     uint64_t tm_tag = 0, uint32_t reason = 0);
 // A receive WQE was taken from `srq`: raises IBV_EVENT_SRQ_LIMIT_REACHED when an armed limit
 // is crossed, and disarms it (IBA 10.2.9.2).
 void srq_consumed(TransportEnv& env, Srq& srq);

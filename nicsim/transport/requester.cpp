@@ -7,7 +7,12 @@
 #include "nic.h"
 #include "raw.h"
 #include "rc.h"
+#include "reasons.h"
 #include "ud.h"
+
+#include "emu/verbs_names.h"
+
+#include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
 #include <cstring>
@@ -62,7 +67,8 @@ bool valid_opcode(ibv_qp_type type, uint32_t op) {
     }
 }
 
-// Copies one WQE out of the ring (the app may scribble on it) and checks it.
+// Copies one WQE out of the ring (the app may scribble on it) and checks it. A WR that fails
+// its checks is done, with its status and the reason.
 SendOp take(TransportEnv& env, Qp& qp, uint32_t index) {
     SendOp op;
     op.sq_index = index;
@@ -72,7 +78,9 @@ SendOp take(TransportEnv& env, Qp& qp, uint32_t index) {
     const char* tail = slot + sizeof(emu::ipc::SendWqe);
     size_t tail_room = qp.sq.entry_size - sizeof(emu::ipc::SendWqe);
     if (!valid_opcode(qp.type, w.opcode)) {
-        op.status = IBV_WC_LOC_QP_OP_ERR;
+        fail_op(env, qp, op, IBV_WC_LOC_QP_OP_ERR,
+                fmt::format("{} is not an operation of a {} QP", emu::names::wr_opcode(w.opcode),
+                            emu::names::qp_type_short(qp.type)));
         return op;
     }
     if (w.opcode == IBV_WR_ATOMIC_WRITE) {
@@ -82,26 +90,62 @@ SendOp take(TransportEnv& env, Qp& qp, uint32_t index) {
         op.length = 8;
     } else if (w.inline_len) {
         if (w.inline_len > qp.cap.max_inline_data || w.inline_len > tail_room) {
-            op.status = IBV_WC_LOC_LEN_ERR;
+            fail_op(env, qp, op, IBV_WC_LOC_LEN_ERR,
+                    fmt::format("{} bytes of inline data, more than max_inline_data {}",
+                                w.inline_len, qp.cap.max_inline_data));
             return op;
         }
         op.inline_data.assign(tail, tail + w.inline_len);
         op.length = w.inline_len;
     } else {
         if (w.num_sge > qp.cap.max_send_sge || w.num_sge * sizeof(emu::ipc::Sge) > tail_room) {
-            op.status = IBV_WC_LOC_LEN_ERR;
+            fail_op(
+                env, qp, op, IBV_WC_LOC_LEN_ERR,
+                fmt::format("{} SGEs, more than max_send_sge {}", w.num_sge, qp.cap.max_send_sge));
             return op;
         }
         emu::ipc::Sge sges[64];
         std::memcpy(sges, tail, w.num_sge * sizeof(emu::ipc::Sge));
         // READ and atomic responses are written into the local buffers.
         uint32_t need = op.reads() ? IBV_ACCESS_LOCAL_WRITE : 0;
-        op.status = resolve_local(env.nic(), qp.pd, sges, w.num_sge, need, op.local, &op.length);
-        if (op.status != IBV_WC_SUCCESS) return op;
+        if (resolve_local(env.nic(), qp.pd, sges, w.num_sge, need, op.local, &op.length) !=
+            IBV_WC_SUCCESS) {
+            fail_op(env, qp, op, IBV_WC_LOC_PROT_ERR,
+                    explain_local(env.nic(), qp.pd, sges, w.num_sge, need).text());
+            return op;
+        }
     }
-    if (op.length > env.nic().device().port_attr().max_msg_sz) op.status = IBV_WC_LOC_LEN_ERR;
-    if (is_atomic(w.opcode) && op.length < 8) op.status = IBV_WC_LOC_LEN_ERR;
+    uint64_t max_msg = env.nic().device().port_attr().max_msg_sz;
+    if (op.length > max_msg)
+        fail_op(env, qp, op, IBV_WC_LOC_LEN_ERR,
+                fmt::format("a message of {} bytes, more than max_msg_sz {}", op.length, max_msg));
+    else if (is_atomic(w.opcode) && op.length < 8)
+        fail_op(env, qp, op, IBV_WC_LOC_LEN_ERR,
+                fmt::format("an atomic needs 8 bytes of local buffer for the original value; its "
+                            "SGEs hold {}",
+                            op.length));
     return op;
+}
+
+// Why ud::send or raw::send refused `op` with `status`.
+std::string datagram_fault(TransportEnv& env, const Qp& qp, const SendOp& op,
+                           ibv_wc_status status) {
+    switch (status) {
+    case IBV_WC_LOC_LEN_ERR:
+        return qp.type == IBV_QPT_UD
+                   ? fmt::format("a UD message of {} bytes, more than one packet of the port's MTU "
+                                 "({} bytes) holds",
+                                 op.length, env.nic().device().config().mtu)
+                   : fmt::format("a frame of {} bytes: raw packet QPs send whole Ethernet frames "
+                                 "of 14 bytes and more",
+                                 op.length);
+    case IBV_WC_LOC_QP_OP_ERR:
+        return fmt::format("ah handle {} names no AH of the QP's PD", op.wqe.ah);
+    case IBV_WC_LOC_PROT_ERR:
+        return "reading the SGEs failed: their memory is gone (unmapped since it was registered)";
+    default:
+        return "the datagram could not be sent";
+    }
 }
 
 uint32_t packets_for(const Qp& qp, const SendOp& op) {
@@ -250,15 +294,25 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
         if (op.status != IBV_WC_SUCCESS) break; // completes (with its error) in order
         if (is_local(op.wqe.opcode)) {
             // Memory-window operations run on the NIC alone, in send-queue order.
-            op.status = op.wqe.opcode == IBV_WR_BIND_MW
-                            ? bind_window(env.nic(), qp, op.wqe)
-                            : invalidate_local(env.nic(), qp, op.wqe.imm_data);
+            bool bind = op.wqe.opcode == IBV_WR_BIND_MW;
+            ibv_wc_status status = bind ? bind_window(env.nic(), qp, op.wqe)
+                                        : invalidate_local(env.nic(), qp, op.wqe.imm_data);
             op.started = op.done = true;
+            if (status != IBV_WC_SUCCESS)
+                fail_op(env, qp, op, status,
+                        bind ? "the window, the new rkey, the MR (it needs IBV_ACCESS_MW_BIND), "
+                               "the rights or the range refuse the bind (IBA 10.6.7)"
+                             : fmt::format("rkey {:#x} is no type 2 window of the QP's PD bound "
+                                           "through this QP (IBA 10.6.7.2)",
+                                           op.wqe.imm_data));
             ++r.cursor;
             continue;
         }
         if (qp.type == IBV_QPT_UD || qp.type == IBV_QPT_RAW_PACKET) {
-            op.status = qp.type == IBV_QPT_UD ? ud::send(env, qp, op) : raw::send(env, qp, op);
+            ibv_wc_status status =
+                qp.type == IBV_QPT_UD ? ud::send(env, qp, op) : raw::send(env, qp, op);
+            if (status != IBV_WC_SUCCESS)
+                fail_op(env, qp, op, status, datagram_fault(env, qp, op, status));
             op.started = op.done = true;
             ++r.cursor;
             --budget;
@@ -284,8 +338,9 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
             op.next_pkt - op.response_bytes / mtu_bytes(qp) >= kReadAhead)
             break;
         if (!send_next_packet(env, qp, op)) {
-            op.status = IBV_WC_LOC_PROT_ERR; // local memory vanished since registration
-            op.done = true;
+            fail_op(env, qp, op, IBV_WC_LOC_PROT_ERR,
+                    "reading the SGEs failed: their memory is gone (unmapped since it was "
+                    "registered)");
             break;
         }
         sent = true;

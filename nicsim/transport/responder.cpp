@@ -1,12 +1,16 @@
 // The responder: validates incoming requests in rxe's order (PSN, opcode sequence, access,
 // resources, length, rkey), executes them against app memory, and acknowledges.
+#include "emu/verbs_names.h"
 #include "emu/wire/psn.h"
 #include "memory_access.h"
 #include "memory_windows.h"
 #include "nic.h"
 #include "objects/session_objects.h"
 #include "rc.h"
+#include "reasons.h"
 #include "tag_matching.h"
+
+#include <spdlog/fmt/fmt.h>
 
 #include <cstring>
 
@@ -53,6 +57,7 @@ Target target_of(TransportEnv& env, Qp& qp) {
 void respond(TransportEnv& env, Qp& qp, uint32_t psn, uint8_t syndrome) {
     ResponderState& s = qp.resp;
     if (s.responses.empty()) return send_ack(env, qp, psn, syndrome);
+    env.nic().hw().add(HwCounter::AckDeferred);
     ResponseJob job;
     job.kind = ResponseJob::Kind::Ack;
     job.psn = psn;
@@ -60,35 +65,86 @@ void respond(TransportEnv& env, Qp& qp, uint32_t psn, uint8_t syndrome) {
     s.responses.push_back(job);
 }
 
-// A class of errors that ends the connection: NAK the requester, report on our side, go to ERR.
-void fatal(TransportEnv& env, Qp& qp, const wire::Headers& h, wire::NakCode code,
-           ibv_wc_status recv_status, ibv_event_type event) {
+// The ways a responder refuses a request and ends the connection (IBA 9.7.5.2.x, rxe's
+// RESPST_ERR_* exits): what the NAK tells the requester, what the receive in progress completes
+// with, and the async event our side raises.
+enum class Refusal : uint8_t {
+    InvalidRequest,    // not allowed, malformed or out of sequence
+    RecvOverflow,      // a SEND longer than the receive buffer
+    RemoteAccess,      // rkey, range or rights
+    RecvWqeLength,     // the receive WQE itself is bad (too many SGEs)
+    RecvWqeProtection, // the receive buffer's lkey or memory
+};
+
+struct RefusalClass {
+    wire::NakCode nak;
+    ibv_wc_status recv_status;
+    ibv_event_type event;
+};
+
+constexpr RefusalClass kRefusals[] = {
+    {wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR},
+    {wire::NakCode::InvalidRequest, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_REQ_ERR},
+    {wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR},
+    {wire::NakCode::RemoteOperationalError, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_FATAL},
+    {wire::NakCode::RemoteOperationalError, IBV_WC_LOC_PROT_ERR, IBV_EVENT_QP_FATAL},
+};
+
+const char* nak_name(wire::NakCode code) {
+    switch (code) {
+    case wire::NakCode::InvalidRequest:
+        return "invalid request";
+    case wire::NakCode::RemoteAccessError:
+        return "remote access error";
+    case wire::NakCode::RemoteOperationalError:
+        return "remote operational error";
+    default:
+        return "?";
+    }
+}
+
+// Refuses the request and ends the connection: says why (our log, status, the app's reason
+// ring, and the requester's NIC), NAKs the requester, completes the receive in progress, raises
+// the async event, goes to ERR. `why` names the rule; `hint` what would have been valid (keys of
+// the PD: only for their owner).
+void fatal(TransportEnv& env, Qp& qp, const wire::Headers& h, Refusal refusal,
+           const std::string& why, const std::string& hint = {}) {
     ResponderState& s = qp.resp;
-    env.log().info("qp {:#x}: {} psn {:#x} refused (NAK code {}, local status {}); QP to ERR",
-                   qp.qpn, wire::opcode_name(h.opcode), h.psn, static_cast<int>(code),
-                   static_cast<int>(recv_status));
+    const RefusalClass& c = kRefusals[static_cast<size_t>(refusal)];
+    env.nic().hw().add(HwCounter::RequestsRefused);
+    std::string headline =
+        fmt::format("{} psn {:#x} from {} refused (NAK {}; QP to ERR)", wire::opcode_name(h.opcode),
+                    h.psn, peer_of(qp), nak_name(c.nak));
+    uint32_t reason = explain(env, qp, emu::ipc::ReasonKind::Event, headline,
+                              hint.empty() ? why : why + "; " + hint);
     if (is_rc(qp)) {
+        // Before the NAK leaves: the requester's NIC finds it when the NAK comes.
+        env.tell_peer(dest_addr(qp),
+                      {qp.attr.dest_qp_num, h.psn, qp.owner ? qp.owner->uid : 0, why, hint});
         ++qp.counters.naks_sent;
-        respond(env, qp, h.psn, wire::aeth_nak(code));
+        env.nic().hw().add(HwCounter::NaksSent);
+        respond(env, qp, h.psn, wire::aeth_nak(c.nak));
     }
     if (s.have_recv) {
         ibv_wc wc{};
         wc.wr_id = s.recv.wr_id;
-        wc.status = recv_status;
+        wc.status = c.recv_status;
         wc.opcode = IBV_WC_RECV;
         wc.qp_num = qp.qpn;
-        if (Cq* cq = recv_cq_of(env, qp)) post_completion(env, *cq, wc, false);
+        if (Cq* cq = recv_cq_of(env, qp)) post_completion(env, *cq, wc, false, 0, reason);
         s.have_recv = false;
     }
-    qp_event(env, qp, event);
+    qp_event(env, qp, c.event, reason);
+    qp.error_reason = reason;
     if (s.responses.empty())
-        to_error(env, qp);
+        to_error(env, qp, reason);
     else
         s.failing = true; // the READ responses before the NAK go out first
 }
 
-// Takes the next receive WQE from the SRQ or the RQ. False when there is none.
-bool take_recv(TransportEnv& env, Qp& qp, ibv_wc_status* status) {
+// Takes the next receive WQE from the SRQ or the RQ. False when there is none. A WQE the NIC
+// cannot use sets *status, and *why to the reason.
+bool take_recv(TransportEnv& env, Qp& qp, ibv_wc_status* status, std::string* why) {
     Target t = target_of(env, qp);
     if (!t.ring) return false;
     Ring& ring = *t.ring;
@@ -109,12 +165,18 @@ bool take_recv(TransportEnv& env, Qp& qp, ibv_wc_status* status) {
     *status = IBV_WC_SUCCESS;
     if (w.num_sge > max_sge || sizeof w + w.num_sge * sizeof(emu::ipc::Sge) > ring.entry_size) {
         *status = IBV_WC_LOC_LEN_ERR;
+        *why = fmt::format("the receive wr_id {} has {} SGEs, more than max_recv_sge {}", w.wr_id,
+                           w.num_sge, max_sge);
         return true;
     }
     emu::ipc::Sge sges[64];
     std::memcpy(sges, slot + sizeof w, w.num_sge * sizeof(emu::ipc::Sge));
     *status = resolve_local(env.nic(), t.pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, r.local,
                             &r.capacity);
+    if (*status != IBV_WC_SUCCESS)
+        *why = fmt::format(
+            "the receive wr_id {}: {}", w.wr_id,
+            explain_local(env.nic(), t.pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE).text());
     return true;
 }
 
@@ -154,24 +216,46 @@ void complete_recv(TransportEnv& env, Qp& qp, const wire::Headers& h, ibv_wc_opc
     }
     s.tm = TmMessage::None;
     s.have_recv = false;
+    env.nic().hw().add(HwCounter::RdmaRecvs);
     // An XRC target completes on its XRC SRQ's CQ, with its own QPN (as mlx5 reports it).
     if (Cq* cq = recv_cq_of(env, qp)) post_completion(env, *cq, wc, h.se, tag);
+}
+
+// No receive posted: says so at the first RNR NAK of a streak, then at 10, 100, ... (at most
+// once a second): an app whose peer waits forever hears of it.
+void notice_no_recv(TransportEnv& env, Qp& qp, const wire::Headers& h) {
+    ResponderState& s = qp.resp;
+    ++s.rnr_streak;
+    uint64_t now = env.now_us();
+    if (!notice_due(s.rnr_streak) || (s.rnr_noticed_us && now - s.rnr_noticed_us < 1000000)) return;
+    s.rnr_noticed_us = now;
+    explain(env, qp, emu::ipc::ReasonKind::Notice, "",
+            fmt::format("{} psn {:#x} from {}: no receive posted, answered with an RNR NAK ({} "
+                        "so far); post receives before the peer sends",
+                        wire::opcode_name(h.opcode), h.psn, peer_of(qp),
+                        count_of(s.rnr_streak, "RNR NAK")));
 }
 
 // Makes sure a receive WQE is at hand. False when the request was answered (RNR NAK, error).
 bool need_recv(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     if (qp.resp.have_recv) return true;
     ibv_wc_status status;
-    if (!take_recv(env, qp, &status)) {
+    std::string why;
+    if (!take_recv(env, qp, &status, &why)) {
         // No receive posted: RNR NAK, the requester retries after min_rnr_timer (IBA 9.7.5.2.8).
         if (is_rc(qp)) {
             ++qp.counters.rnr_naks_sent;
+            env.nic().hw().add(HwCounter::SendRnrErr);
+            notice_no_recv(env, qp, h);
             respond(env, qp, h.psn, wire::aeth_rnr_nak(qp.attr.min_rnr_timer));
         }
         return false;
     }
+    qp.resp.rnr_streak = 0;
     if (status != IBV_WC_SUCCESS) {
-        fatal(env, qp, h, wire::NakCode::RemoteOperationalError, status, IBV_EVENT_QP_FATAL);
+        fatal(env, qp, h,
+              status == IBV_WC_LOC_LEN_ERR ? Refusal::RecvWqeLength : Refusal::RecvWqeProtection,
+              why);
         return false;
     }
     return true;
@@ -195,8 +279,10 @@ bool start_tm_message(TransportEnv& env, Qp& qp, Srq& srq, const wire::Headers& 
     if (!tmh) {
         ++tm.malformed;
         ++qp.counters.tm_malformed;
-        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
-              IBV_EVENT_QP_REQ_ERR);
+        fatal(env, qp, h, Refusal::InvalidRequest,
+              fmt::format("a SEND of {} bytes into tag-matching srq#{} without a valid TMH (a FIN "
+                          "or unknown opcode, too short, or a RNDV without its RVH)",
+                          len, srq.handle));
         return false;
     }
     s.tm_tag = 0;
@@ -254,13 +340,18 @@ bool execute_send(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8
     if (!need_recv(env, qp, h)) return false;
     RecvOp& r = qp.resp.recv;
     if (r.received + len > r.capacity) {
-        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_REQ_ERR);
+        fatal(env, qp, h, Refusal::RecvOverflow,
+              fmt::format("the SEND does not fit the receive wr_id {}: {} bytes posted, {} "
+                          "arrived so far",
+                          r.wr_id, r.capacity, r.received + len));
         return false;
     }
     if (len) {
         if (env.dma().write(r.local, r.received, payload, len) != 0) {
-            fatal(env, qp, h, wire::NakCode::RemoteOperationalError, IBV_WC_LOC_PROT_ERR,
-                  IBV_EVENT_QP_FATAL);
+            fatal(env, qp, h, Refusal::RecvWqeProtection,
+                  fmt::format("writing into the receive wr_id {} failed: its buffer's memory is "
+                              "gone (unmapped since it was registered)",
+                              r.wr_id));
             return false;
         }
     }
@@ -270,8 +361,10 @@ bool execute_send(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8
         // completes (IBA 10.6.7.2.4).
         if (wire::has(h.opcode, wire::kHasIeth) &&
             !invalidate_remote(env.nic(), target_of(env, qp).pd, qp.qpn, h.ieth_rkey)) {
-            fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
-                  IBV_EVENT_QP_REQ_ERR);
+            fatal(env, qp, h, Refusal::InvalidRequest,
+                  fmt::format("SEND with invalidate names rkey {:#x}, which is no type 2 window of "
+                              "the QP's PD bound through this QP (IBA 10.6.7.2.4)",
+                              h.ieth_rkey));
             return false;
         }
         ibv_wc_opcode op = IBV_WC_RECV;
@@ -287,29 +380,40 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
         s.write_rkey = h.reth.rkey;
         s.write_va = h.reth.va;
         s.write_remaining = s.write_length = h.reth.length;
-        if (h.reth.length && !check_remote(env.nic(), target_of(env, qp).pd, qp.qpn, h.reth.rkey,
-                                           h.reth.va, h.reth.length, IBV_ACCESS_REMOTE_WRITE)) {
-            fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
-                  IBV_EVENT_QP_ACCESS_ERR);
+        RemoteAccess a{target_of(env, qp).pd,  qp.qpn, h.reth.rkey, h.reth.va, h.reth.length,
+                       IBV_ACCESS_REMOTE_WRITE};
+        if (h.reth.length && !remote_mr(env.nic(), a)) {
+            Explanation e = explain_remote(env.nic(), a);
+            fatal(env, qp, h, Refusal::RemoteAccess, e.what, e.hint);
             return false;
         }
     }
     bool last = wire::has_any(h.opcode, wire::kLast);
     if (len > s.write_remaining || (last && len != s.write_remaining)) {
-        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
-              IBV_EVENT_QP_REQ_ERR);
+        fatal(env, qp, h, Refusal::InvalidRequest,
+              fmt::format("the WRITE's packets carry more or fewer bytes than its RETH's length "
+                          "{} ({} left, {} in this packet)",
+                          s.write_length, s.write_remaining, len));
         return false;
     }
     // WRITE with immediate consumes a receive WQE: find one before touching memory.
     if (last && wire::has(h.opcode, wire::kNeedsRecvWqe) && !need_recv(env, qp, h)) return false;
     if (len) {
         // Looked up again for every packet: the MR may have been deregistered meanwhile.
-        Mr* mr = check_remote(env.nic(), target_of(env, qp).pd, qp.qpn, s.write_rkey, s.write_va,
-                              len, IBV_ACCESS_REMOTE_WRITE);
-        DmaSegment seg{mr ? mr_address(*mr, s.write_va) : 0, len, mr ? mr->memory : nullptr};
-        if (!mr || env.dma().write({&seg, 1}, 0, payload, len) != 0) {
-            fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
-                  IBV_EVENT_QP_ACCESS_ERR);
+        RemoteAccess a{target_of(env, qp).pd,  qp.qpn, s.write_rkey, s.write_va, len,
+                       IBV_ACCESS_REMOTE_WRITE};
+        Mr* mr = remote_mr(env.nic(), a);
+        if (!mr) { // deregistered (or its window unbound) since the WRITE began
+            Explanation e = explain_remote(env.nic(), a);
+            fatal(env, qp, h, Refusal::RemoteAccess, e.what, e.hint);
+            return false;
+        }
+        DmaSegment seg{mr_address(*mr, s.write_va), len, mr->memory};
+        if (env.dma().write({&seg, 1}, 0, payload, len) != 0) {
+            fatal(env, qp, h, Refusal::RemoteAccess,
+                  fmt::format("writing into mr#{} failed: its memory is gone (unmapped since it "
+                              "was registered)",
+                              mr->handle));
             return false;
         }
     }
@@ -337,10 +441,11 @@ const ReplayEntry* replayed(const Qp& qp, uint32_t psn) {
 // Queues the READ responses; returns false when the request was refused.
 bool start_read(TransportEnv& env, Qp& qp, const wire::Headers& h, uint32_t first_psn,
                 uint32_t npkts, uint32_t srqn) {
-    if (h.reth.length && !check_remote(env.nic(), target_of(env, qp, srqn).pd, qp.qpn, h.reth.rkey,
-                                       h.reth.va, h.reth.length, IBV_ACCESS_REMOTE_READ)) {
-        fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
-              IBV_EVENT_QP_ACCESS_ERR);
+    RemoteAccess a{target_of(env, qp, srqn).pd, qp.qpn, h.reth.rkey, h.reth.va, h.reth.length,
+                   IBV_ACCESS_REMOTE_READ};
+    if (h.reth.length && !remote_mr(env.nic(), a)) {
+        Explanation e = explain_remote(env.nic(), a);
+        fatal(env, qp, h, Refusal::RemoteAccess, e.what, e.hint);
         return false;
     }
     ResponseJob job;
@@ -359,23 +464,25 @@ bool start_read(TransportEnv& env, Qp& qp, const wire::Headers& h, uint32_t firs
 bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     const wire::AtomicEth& a = h.atomic_eth;
     if (a.va % 8) { // atomics need natural alignment (IBA C9-??: invalid request)
-        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
-              IBV_EVENT_QP_REQ_ERR);
+        fatal(env, qp, h, Refusal::InvalidRequest,
+              fmt::format("the atomic's address {:#x} is not a multiple of 8", a.va));
         return false;
     }
-    Mr* mr = check_remote(env.nic(), target_of(env, qp).pd, qp.qpn, a.rkey, a.va, 8,
-                          IBV_ACCESS_REMOTE_ATOMIC);
+    RemoteAccess access{target_of(env, qp).pd, qp.qpn, a.rkey, a.va, 8, IBV_ACCESS_REMOTE_ATOMIC};
+    Mr* mr = remote_mr(env.nic(), access);
     if (!mr) {
-        fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
-              IBV_EVENT_QP_ACCESS_ERR);
+        Explanation e = explain_remote(env.nic(), access);
+        fatal(env, qp, h, Refusal::RemoteAccess, e.what, e.hint);
         return false;
     }
     // One NIC thread executes every atomic of this host: atomic with respect to each other.
     DmaSegment seg{mr_address(*mr, a.va), 8, mr->memory};
+    const std::string gone = fmt::format(
+        "the atomic on mr#{} failed: its memory is gone (unmapped since it was registered)",
+        mr->handle);
     uint64_t original;
     if (env.dma().read({&seg, 1}, 0, reinterpret_cast<uint8_t*>(&original), 8) != 0) {
-        fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
-              IBV_EVENT_QP_ACCESS_ERR);
+        fatal(env, qp, h, Refusal::RemoteAccess, gone);
         return false;
     }
     uint64_t value = original;
@@ -386,8 +493,7 @@ bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     }
     if (value != original &&
         env.dma().write({&seg, 1}, 0, reinterpret_cast<uint8_t*>(&value), 8) != 0) {
-        fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
-              IBV_EVENT_QP_ACCESS_ERR);
+        fatal(env, qp, h, Refusal::RemoteAccess, gone);
         return false;
     }
     remember(qp, h.psn, 1, true, original);
@@ -407,6 +513,7 @@ void emit_atomic_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint64_t original)
 // Sends an atomic ACK now, or queues it behind READ responses still going out.
 void send_atomic_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint64_t original) {
     if (qp.resp.responses.empty()) return emit_atomic_ack(env, qp, psn, original);
+    env.nic().hw().add(HwCounter::AckDeferred);
     ResponseJob job;
     job.kind = ResponseJob::Kind::AtomicAck;
     job.psn = psn;
@@ -435,6 +542,7 @@ bool may_reack(TransportEnv& env, Qp& qp, uint32_t psn) {
 
 void duplicate(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     count_drop(env, qp, &DropCounters::duplicate_requests);
+    env.nic().hw().add(HwCounter::DuplicateRequest);
     if (wire::has(h.opcode, wire::kRead)) {
         // Re-read: a retransmitted READ may resume in the middle (its RETH says where). The
         // requester went back to this PSN: what we still had queued from here on is stale.
@@ -470,6 +578,16 @@ bool sequence_ok(const Qp& qp, uint8_t opcode) {
     return qp.resp.in_opcode_class == 0;
 }
 
+// Why sequence_ok refused `opcode`.
+std::string sequence_fault(const Qp& qp, uint8_t opcode) {
+    if (qp.resp.in_opcode_class == 0)
+        return "a MIDDLE or LAST packet without the FIRST of its message (IBA 9.7.4.1.5)";
+    const char* open = qp.resp.in_opcode_class == wire::kSend ? "SEND" : "WRITE";
+    if (wire::has_any(opcode, wire::kFirst))
+        return fmt::format("a new message began while a {} was in progress (IBA 9.7.4.1.5)", open);
+    return fmt::format("a packet of another operation in the middle of a {} (IBA 9.7.4.1.5)", open);
+}
+
 bool access_ok(const Qp& qp, uint8_t opcode) {
     uint32_t f = qp.attr.qp_access_flags;
     if (wire::has(opcode, wire::kWrite)) return f & IBV_ACCESS_REMOTE_WRITE;
@@ -497,12 +615,14 @@ void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uin
     } else if (d > 0) {
         // Out of sequence: NAK once with the PSN we expect; drop the rest (IBA 9.7.5.1.3).
         count_drop(env, qp, &DropCounters::out_of_sequence);
+        env.nic().hw().add(HwCounter::OutOfSeqRequest);
         env.log().debug("qp {:#x}: {} psn {:#x} out of sequence (expected {:#x}){}", qp.qpn,
                         wire::opcode_name(h.opcode), h.psn, s.epsn,
                         s.nak_sent ? ", dropped" : ": NAK");
         if (!s.nak_sent) {
             s.nak_sent = true;
             ++qp.counters.naks_sent;
+            env.nic().hw().add(HwCounter::NaksSent);
             respond(env, qp, s.epsn, wire::aeth_nak(wire::NakCode::PsnSequenceError));
         }
         return;
@@ -516,8 +636,13 @@ void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uin
         bool continues = s.in_opcode_class != 0 && !wire::has_any(h.opcode, wire::kStart);
         if (!xrc_srq(env, qp, h.xrc_srqn) || (continues && h.xrc_srqn != s.srqn)) {
             ++qp.counters.xrc_srq_errors;
-            fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
-                  IBV_EVENT_QP_REQ_ERR);
+            fatal(env, qp, h, Refusal::InvalidRequest,
+                  continues ? fmt::format("XRC SRQ {:#x} named in the middle of a message to SRQ "
+                                          "{:#x}",
+                                          h.xrc_srqn, s.srqn)
+                            : fmt::format("XRC SRQ {:#x} does not exist or is not of the QP's XRC "
+                                          "domain",
+                                          h.xrc_srqn));
             return;
         }
         if (!continues) s.srqn = h.xrc_srqn;
@@ -529,22 +654,37 @@ void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uin
             s.epsn = psn_add(h.psn, 1);
             return;
         }
-        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
-              IBV_EVENT_QP_REQ_ERR);
+        fatal(env, qp, h, Refusal::InvalidRequest, sequence_fault(qp, h.opcode));
         return;
     }
     if (!access_ok(qp, h.opcode)) {
-        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
-              IBV_EVENT_QP_REQ_ERR);
+        uint32_t need = wire::has(h.opcode, wire::kWrite)  ? IBV_ACCESS_REMOTE_WRITE
+                        : wire::has(h.opcode, wire::kRead) ? IBV_ACCESS_REMOTE_READ
+                                                           : IBV_ACCESS_REMOTE_ATOMIC;
+        fatal(env, qp, h, Refusal::InvalidRequest,
+              fmt::format("the QP does not allow {}: its qp_access_flags are {} (set them at "
+                          "RESET->INIT)",
+                          emu::names::access_flags(need),
+                          emu::names::access_flags(qp.attr.qp_access_flags)));
         return;
     }
     bool needs_payload_check = wire::has_any(h.opcode, wire::kSend | wire::kWrite);
     // An ATOMIC WRITE moves exactly 8 naturally aligned bytes (IBA 1.5 9.4.6).
     bool bad_atomic_write = (h.opcode & 0x1F) == wire::opcode::kAtomicWrite &&
                             ((h.reth.va & 7) != 0 || h.reth.length != 8 || len != 8);
-    if (bad_atomic_write || (needs_payload_check && !payload_size_ok(qp, h.opcode, len))) {
-        fatal(env, qp, h, wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR,
-              IBV_EVENT_QP_REQ_ERR);
+    if (bad_atomic_write) {
+        fatal(env, qp, h, Refusal::InvalidRequest,
+              fmt::format("an ATOMIC WRITE must move 8 bytes to an 8-byte aligned address, not {} "
+                          "bytes to {:#x}",
+                          h.reth.length, h.reth.va));
+        return;
+    }
+    if (needs_payload_check && !payload_size_ok(qp, h.opcode, len)) {
+        fatal(env, qp, h, Refusal::InvalidRequest,
+              fmt::format("a packet of {} payload bytes where the path MTU {} says {} (IBA "
+                          "C9-24..C9-26)",
+                          len, mtu_bytes(qp),
+                          wire::has_any(h.opcode, wire::kLast) ? "at most that" : "exactly that"));
         return;
     }
     uint32_t next = psn_add(h.psn, 1);
@@ -608,14 +748,22 @@ bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
         size_t len = static_cast<size_t>(std::min<uint64_t>(mtu, job.remaining));
         if (len) {
             // Looked up again for every packet: the MR may have been deregistered meanwhile.
-            Mr* mr = check_remote(env.nic(), target_of(env, qp, job.srqn).pd, qp.qpn, job.rkey,
-                                  job.va, len, IBV_ACCESS_REMOTE_READ);
+            RemoteAccess a{target_of(env, qp, job.srqn).pd, qp.qpn, job.rkey, job.va, len,
+                           IBV_ACCESS_REMOTE_READ};
+            Mr* mr = remote_mr(env.nic(), a);
             DmaSegment seg{mr ? mr_address(*mr, job.va) : 0, len, mr ? mr->memory : nullptr};
             if (!mr ||
                 env.dma().read({&seg, 1}, 0, buf + wire::header_length(h.opcode), len) != 0) {
                 s.responses.clear();
-                fatal(env, qp, h, wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR,
-                      IBV_EVENT_QP_ACCESS_ERR);
+                if (mr)
+                    fatal(env, qp, h, Refusal::RemoteAccess,
+                          fmt::format("reading mr#{} for the READ failed: its memory is gone "
+                                      "(unmapped since it was registered)",
+                                      mr->handle));
+                else {
+                    Explanation e = explain_remote(env.nic(), a);
+                    fatal(env, qp, h, Refusal::RemoteAccess, e.what, e.hint);
+                }
                 return false;
             }
         }
@@ -629,7 +777,7 @@ bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
             job.psn = psn_add(job.psn, 1);
     }
     if (s.responses.empty() && s.failing) {
-        to_error(env, qp);
+        to_error(env, qp, qp.error_reason);
         return false;
     }
     return !s.responses.empty();

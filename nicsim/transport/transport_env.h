@@ -9,11 +9,24 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <sys/types.h>
 
 namespace nicsim {
 
 class Nic;
 struct Qp;
+
+// Why a responder refused a request, as it tells the requester's NIC (diag/peer_reasons.h): the
+// NAK says only the error class, this says which key, range or right.
+struct PeerReason {
+    uint32_t requester_qpn = 0; // the QP the NAK goes to
+    uint32_t psn = 0;           // the refused request's
+    uid_t owner_uid = 0;        // who owns the responder's QP: `hint` is for that user only
+    std::string what;           // "rkey 0xd53a826c names no MR"
+    std::string hint;           // "the QP's PD has rkeys ..." (keys: not for other users)
+};
 
 class TransportEnv {
   public:
@@ -34,8 +47,16 @@ class TransportEnv {
     virtual void set_timer(Qp& qp, uint64_t at_us) = 0;
     virtual DmaEngine& dma() = 0;
     virtual Nic& nic() = 0;
-    // Delivers an async event to the app owning the object (`handle` as the app knows it).
-    virtual void async_event(int async_fd, ibv_event_type type, uint32_t handle) = 0;
+    // Delivers an async event to the app owning the object (`handle` as the app knows it), with
+    // the id of its reason in the app's reason ring (0: none).
+    virtual void async_event(int async_fd, ibv_event_type type, uint32_t handle,
+                             uint32_t reason) = 0;
+    // Tells the NIC at `peer_addr` (IPv4, network order) why a request of its QP was refused,
+    // before the NAK goes; and finds what a peer said about a NAK that came (nothing when the
+    // peer is not an emulated host of this set, or said nothing).
+    virtual void tell_peer(uint32_t peer_addr, const PeerReason& reason) = 0;
+    virtual std::optional<PeerReason> peer_reason(uint32_t peer_addr, uint32_t qpn,
+                                                  uint32_t psn) = 0;
     virtual spdlog::logger& log() = 0;
 };
 

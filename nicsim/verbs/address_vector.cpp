@@ -2,16 +2,19 @@
 
 #include "device_limits.h"
 
-#include <cerrno>
+#include <spdlog/fmt/fmt.h>
 
 namespace nicsim {
 
-int check_address_vector(const Device&, const ibv_ah_attr& av) {
-    if (av.port_num != 1) return EINVAL;
-    if (!av.is_global) return EINVAL;
+std::string address_vector_fault(const Device& dev, const ibv_ah_attr& av, const char* name) {
+    if (av.port_num != 1)
+        return fmt::format("{}.port_num is {}: {} has port 1 only", name, av.port_num, dev.name());
+    if (!av.is_global) return "RoCE needs a GRH (set ah_attr.is_global, -g in the pingpongs)";
     // Only GID index 0 (the host's RoCE v2 GID) is populated.
-    if (av.grh.sgid_index != 0) return EINVAL;
-    return 0;
+    if (av.grh.sgid_index != 0)
+        return fmt::format("{}.grh.sgid_index {} names no GID: {} has one, index 0 ({})", name,
+                           av.grh.sgid_index, dev.name(), dev.gid_string());
+    return {};
 }
 
 } // namespace nicsim

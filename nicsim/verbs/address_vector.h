@@ -5,10 +5,13 @@
 
 #include <infiniband/verbs.h>
 
+#include <string>
+
 namespace nicsim {
 
-// 0 or EINVAL: the port must exist; RoCE addresses by GID, so the GRH is mandatory
-// (rdma_check_ah_attr); the source GID index must name a valid table entry.
-int check_address_vector(const Device& device, const ibv_ah_attr& av);
+// Why `av` is refused (the verb then fails with EINVAL), empty when it is fine: the port must
+// exist; RoCE addresses by GID, so the GRH is mandatory (rdma_check_ah_attr); the source GID
+// index must name a valid table entry. `name` is the struct as the app knows it ("ah_attr").
+std::string address_vector_fault(const Device& device, const ibv_ah_attr& av, const char* name);
 
 } // namespace nicsim

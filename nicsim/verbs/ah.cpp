@@ -2,15 +2,20 @@
 #include "device_limits.h"
 #include "verbs.h"
 
+#include <spdlog/fmt/fmt.h>
+
 #include <cerrno>
 
 namespace nicsim {
 
 int create_ah(VerbContext& c, const ipc::CreateAhReq& q, ipc::HandleReply& r) {
     Pd* pd = c.objects.pds.get(q.pd);
-    if (!pd) return EINVAL;
-    if (int err = check_address_vector(c.nic.device(), q.attr)) return err;
-    if (c.nic.totals().ah >= limits::kMaxAh) return ENOMEM;
+    if (!pd) return c.refuse(EINVAL, fmt::format("pd handle {} names no PD of this context", q.pd));
+    if (std::string why = address_vector_fault(c.nic.device(), q.attr, "attr"); !why.empty())
+        return c.refuse(EINVAL, why);
+    if (c.nic.totals().ah >= limits::kMaxAh)
+        return c.refuse(ENOMEM,
+                        fmt::format("the device's {} AHs are all in use (max_ah)", limits::kMaxAh));
     auto ah = std::make_unique<Ah>();
     ah->pd = pd;
     ah->attr = q.attr;
@@ -29,7 +34,8 @@ void free_ah(Nic& nic, SessionObjects& objs, Ah& ah) {
 
 int destroy_ah(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Ah* ah = c.objects.ahs.get(q.handle);
-    if (!ah) return EINVAL;
+    if (!ah)
+        return c.refuse(EINVAL, fmt::format("ah handle {} names no AH of this context", q.handle));
     free_ah(c.nic, c.objects, *ah);
     c.log.debug("{} ah#{} destroyed", c.prefix, q.handle);
     return 0;

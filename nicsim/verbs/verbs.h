@@ -22,6 +22,16 @@ struct VerbContext {
     std::vector<UniqueFd> pass_fds; // descriptors to send with the reply
     bool net_raw = true;            // the process may make raw packet QPs and flows (CAP_NET_RAW)
     std::vector<UniqueFd> request_fds = {}; // descriptors the request carried
+    // Why the verb was refused (refuse()): the app reads it with the reply (reasons.h).
+    std::string reason = {};
+    uint32_t reason_qpn = 0; // the QP it is about; 0: none
+
+    // Refuses the verb with `err`, saying why: `return c.refuse(EINVAL, "...")`.
+    int refuse(int err, std::string why, uint32_t qpn = 0) {
+        reason = std::move(why);
+        reason_qpn = qpn;
+        return err;
+    }
 };
 
 namespace ipc = emu::ipc;

@@ -39,13 +39,16 @@ T=$EMU_WORK/hardware.trace
 expect_line "$T" ' verb ibv_open_device\(dev\(standin0\)\) = ctx\(standin0\)$' "trace: open_device"
 expect_line "$T" ' verb ibv_alloc_pd\(ctx\(standin0\)\) = pd\(93\)$' "trace: the stand-in's PD"
 expect_line "$T" ' verb ibv_alloc_pd\(ctx\(standin0\)\) = NULL errno=EMFILE$' "trace: errno"
-expect_line "$T" ' warn ibv_reg_mr: access flags 0x2 are invalid' "trace: reg_mr warning"
-expect_line "$T" ' warn ibv_modify_qp\(qpn 77\): RESET -> INIT with attr_mask 0x1, missing required 0x38' \
+expect_line "$T" ' warn ibv_reg_mr: remote write and remote atomic need IBV_ACCESS_LOCAL_WRITE too \(ibv_reg_mr\(3\)\): access is IBV_ACCESS_REMOTE_WRITE; the emulator fails this with EINVAL$' \
+    "trace: reg_mr warning"
+expect_line "$T" ' warn ibv_modify_qp\(qp 0x4d\): IBV_QP_ACCESS_FLAGS\|IBV_QP_PKEY_INDEX\|IBV_QP_PORT missing for RESET->INIT on RC; the emulator fails this with EINVAL$' \
     "trace: modify_qp warning names the missing attributes"
-expect_line "$T" ' wr send qp=77 wr_id=5 opcode=SEND flags=2 sge=1 len=8$' "trace: work request"
-expect_line "$T" ' wr recv qp=77 wr_id=6 sge=1 len=8$' "trace: receive request"
-expect_line "$T" ' wc success opcode=SEND qp=77 wr_id=9 len=0$' "trace: completion"
-expect_line "$EMU_WORK/hardware.err" '^rdmaemu: warning: ibv_modify_qp\(qpn 77\)' "stderr: warning"
+expect_line "$T" ' wr send qp=0x4d wr_id=5 opcode=IBV_WR_SEND flags=IBV_SEND_SIGNALED sge=1 len=8 sg_list\[0\]=\{addr=0x[0-9a-f]+ length=8 lkey=0x1111\}$' \
+    "trace: work request"
+expect_line "$T" ' wr recv qp=0x4d wr_id=6 sge=1 len=8 sg_list\[0\]=\{addr=0x[0-9a-f]+ length=8 lkey=0x1111\}$' \
+    "trace: receive request"
+expect_line "$T" ' wc IBV_WC_SUCCESS opcode=IBV_WC_SEND qp=0x4d wr_id=9 len=0$' "trace: completion"
+expect_line "$EMU_WORK/hardware.err" '^rdmaemu: warning: ibv_modify_qp\(qp 0x4d\)' "stderr: warning"
 M=$EMU_WORK/mixed.trace
 expect_line "$M" ' verb ibv_alloc_pd\(ctx\(emu0\)\) = pd\([0-9]+\)$' "mixed trace: emu0's PD"
 expect_line "$M" ' verb ibv_alloc_pd\(ctx\(standin0\)\) = pd\(93\)$' "mixed trace: standin0's PD"

@@ -20,14 +20,23 @@
 //      IBV_WC_REM_INV_REQ_ERR, and its mlx5 deviation list (internal/introspection_mlx5.h) does
 //      not exempt those tests, so ConnectX reports the same.
 //   f  SEND with no receive posted and rnr_retry 0                    -> IBV_WC_RNR_RETRY_EXC_ERR
+//   k  RDMA WRITE with an rkey one bit off the MR's                    -> IBV_WC_REM_ACCESS_ERR
+//   h  RDMA WRITE whose SGE has a wrong lkey                           -> IBV_WC_LOC_PROT_ERR
+//   j  SEND with no receive posted and rnr_retry 7: no completion in 0.5 s, then the client
+//      moves its QP to ERR                                             -> IBV_WC_WR_FLUSH_ERR
+//   i  (client only) ibv_modify_qp INIT->RTR without IBV_QP_DEST_QPN   -> EINVAL
 //   g  the responder's nicsimd killed (SIGKILL, by the script) after the QPs are connected; a
 //      WRITE, then a SEND, a READ and a FETCH_ADD posted behind it, with timeout 12 (16.8 ms)
 //      and retry_cnt 3 -> the WRITE completes with IBV_WC_RETRY_EXC_ERR after about
 //      timeout x (retry_cnt + 1) = 67 ms, the three others with IBV_WC_WR_FLUSH_ERR.
 //      The client writes DIR/g.connected and waits for DIR/g.killed (--sync-dir DIR).
 //
+// With RDMAEMU_EXPLAIN=1 (rdmaemu run --explain) the library says on stderr why each of these
+// failed. Both sides print, on stdout, the line they expect there word for word
+// ("explain: TEXT", the stderr line being "rdmaemu: TEXT"); rc_errors.sh compares.
+//
 // Usage: rc_errors --server --port P [--port-file F]
-//        rc_errors --client --port P [--cases abcdeEfg] [--sync-dir DIR]
+//        rc_errors --client --port P [--cases abcdeEfkhjig] [--sync-dir DIR]
 // Prints one line per check; exits 1 if any check failed (after running every case).
 #include "rc_common.h"
 
@@ -38,6 +47,17 @@
 enum { PAGE = 4096, MR_LEN = 2 * PAGE, BUF_LEN = 3 * MR_LEN, MR_OFF = MR_LEN };
 
 static int g_failures;
+
+// A line the library must print on stderr with RDMAEMU_EXPLAIN=1 (checked by rc_errors.sh).
+__attribute__((format(printf, 1, 2))) static void expect_explain(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    printf("explain: ");
+    vprintf(fmt, ap);
+    printf("\n");
+    fflush(stdout);
+    va_end(ap);
+}
 
 // A check: prints ok or FAIL; a failure is counted and the case goes on.
 __attribute__((format(printf, 2, 3))) static int check(int cond, const char* fmt, ...) {
@@ -91,6 +111,14 @@ static const char* case_title(char id) {
         return "CMP_SWAP at a remote address % 8 == 4";
     case 'f':
         return "SEND with no receive posted, rnr_retry 0";
+    case 'k':
+        return "RDMA WRITE with an rkey one bit off the MR's";
+    case 'h':
+        return "RDMA WRITE whose SGE has a wrong lkey";
+    case 'j':
+        return "SEND with no receive posted, rnr_retry 7";
+    case 'i':
+        return "ibv_modify_qp INIT->RTR without IBV_QP_DEST_QPN";
     case 'g':
         return "WRITE after the responder's daemon was killed (timeout 12, retry_cnt 3)";
     default:
@@ -119,6 +147,7 @@ static int expected_event(char id) {
     case 'b':
     case 'c':
     case 'd':
+    case 'k':
         return IBV_EVENT_QP_ACCESS_ERR;
     case 'e':
     case 'E':
@@ -139,6 +168,7 @@ static struct qp_params case_params(const struct dev* d, char id) {
         .max_dest_rd_atomic = (uint8_t)(d->attr.max_qp_rd_atom > 0 ? d->attr.max_qp_rd_atom : 1),
         .mtu = IBV_MTU_1024};
     if (id == 'f') p.rnr_retry = 0;
+    if (id == 'j') p.rnr_retry = 7;
     if (id == 'g') {
         p.timeout = 12;
         p.retry_cnt = 3;
@@ -184,8 +214,14 @@ static void server(int port, const char* port_file) {
         info.qp = (struct peer_info){.qpn = qp->qp_num,
                                      .psn = 0x100 + (uint32_t)id,
                                      .rkey = mr->rkey,
+                                     .pad = mr->handle, // the NIC's name for it: mr#<handle>
                                      .addr = (uintptr_t)(buf + MR_OFF),
                                      .len = MR_LEN};
+        if (id == 'k')
+            expect_explain("IBV_EVENT_QP_ACCESS_ERR on qp %#x: rkey %#x names no MR; the QP's PD "
+                           "has rkeys %#x (mr#%u, %d bytes at %#" PRIxPTR ")",
+                           qp->qp_num, mr->rkey ^ 0x100, mr->rkey, mr->handle, MR_LEN,
+                           (uintptr_t)(buf + MR_OFF));
         memcpy(info.qp.gid, d.gid.raw, 16);
         write_all(fd, &info, sizeof info);
         struct msg cm;
@@ -318,6 +354,12 @@ static void run_case(const struct dev* d, struct ibv_pd* pd, int fd, char id,
     read_all(fd, &ready, sizeof ready);
     if (ready.type != M_READY) die("side channel: expected READY, got %u", ready.type);
     const struct peer_info* r = &si.qp;
+    char peer_ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, r->gid + 12, peer_ip, sizeof peer_ip); // an IPv4-mapped RoCE v2 GID
+    char peer[96];                                            // as the explanations name it
+    snprintf(peer, sizeof peer, "%s qp %#x", peer_ip, r->qpn);
+    const char* mr_rights_but_write =
+        "IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_READ|IBV_ACCESS_REMOTE_ATOMIC";
 
     // The source of WRITEs/SENDs: local[0, MR_LEN); READ/atomic destinations: local[MR_LEN, ...).
     struct ibv_sge src = {(uintptr_t)local, 4096, lmr->lkey};
@@ -331,10 +373,25 @@ static void run_case(const struct dev* d, struct ibv_pd* pd, int fd, char id,
     switch (id) {
     case 'a':
     case 'c':
+    case 'k':
         wr.opcode = IBV_WR_RDMA_WRITE;
         wr.wr.rdma.remote_addr = r->addr;
-        wr.wr.rdma.rkey = r->rkey;
+        wr.wr.rdma.rkey = id == 'k' ? r->rkey ^ 0x100 : r->rkey;
         what = "WRITE 4096 bytes";
+        if (id == 'a')
+            expect_explain("IBV_WC_REM_ACCESS_ERR for wr_id 1 on qp %#x: the responder refused "
+                           "the WRITE: mr#%u (rkey %#x, %d bytes at %#" PRIx64
+                           ") does not allow IBV_ACCESS_REMOTE_WRITE: it was registered with %s",
+                           qp->qp_num, r->pad, r->rkey, MR_LEN, r->addr, mr_rights_but_write);
+        if (id == 'c') // the server deregistered its only MR
+            expect_explain("IBV_WC_REM_ACCESS_ERR for wr_id 1 on qp %#x: the responder refused "
+                           "the WRITE: rkey %#x names no MR; the QP's PD has no MRs, so no rkeys",
+                           qp->qp_num, r->rkey);
+        if (id == 'k')
+            expect_explain("IBV_WC_REM_ACCESS_ERR for wr_id 1 on qp %#x: the responder refused "
+                           "the WRITE: rkey %#x names no MR; the QP's PD has rkeys %#x (mr#%u, %d "
+                           "bytes at %#" PRIx64 ")",
+                           qp->qp_num, r->rkey ^ 0x100, r->rkey, r->pad, MR_LEN, r->addr);
         break;
     case 'b':
         src.length = 5000;
@@ -342,6 +399,21 @@ static void run_case(const struct dev* d, struct ibv_pd* pd, int fd, char id,
         wr.wr.rdma.remote_addr = r->addr + r->len - 4999; // [len - 4999, len + 1)
         wr.wr.rdma.rkey = r->rkey;
         what = "WRITE 5000 bytes at MR offset 3193 (1 byte past the end)";
+        expect_explain("IBV_WC_REM_ACCESS_ERR for wr_id 1 on qp %#x: the responder refused the "
+                       "WRITE: the WRITE of 5000 bytes at %#" PRIx64 " is not inside mr#%u (rkey "
+                       "%#x, %d bytes at %#" PRIx64 "): it ends 1 byte past the MR's end",
+                       qp->qp_num, r->addr + r->len - 4999, r->pad, r->rkey, MR_LEN, r->addr);
+        break;
+    case 'h':
+        src.lkey = lmr->lkey ^ 0x8;
+        wr.opcode = IBV_WR_RDMA_WRITE;
+        wr.wr.rdma.remote_addr = r->addr;
+        wr.wr.rdma.rkey = r->rkey;
+        want = IBV_WC_LOC_PROT_ERR;
+        what = "WRITE 4096 bytes from an SGE with a wrong lkey";
+        expect_explain("IBV_WC_LOC_PROT_ERR for wr_id 1 on qp %#x: sge[0] lkey %#x names no MR; "
+                       "the QP's PD has lkeys %#x (mr#%u, %d bytes at %#" PRIxPTR ")",
+                       qp->qp_num, src.lkey, lmr->lkey, lmr->handle, 2 * MR_LEN, (uintptr_t)local);
         break;
     case 'd':
         wr.opcode = IBV_WR_RDMA_READ;
@@ -349,6 +421,11 @@ static void run_case(const struct dev* d, struct ibv_pd* pd, int fd, char id,
         wr.wr.rdma.remote_addr = r->addr;
         wr.wr.rdma.rkey = r->rkey;
         what = "READ 4096 bytes";
+        expect_explain("IBV_WC_REM_ACCESS_ERR for wr_id 1 on qp %#x: the responder refused the "
+                       "READ: mr#%u (rkey %#x, %d bytes at %#" PRIx64
+                       ") does not allow IBV_ACCESS_REMOTE_READ: it was registered with "
+                       "IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE|IBV_ACCESS_REMOTE_ATOMIC",
+                       qp->qp_num, r->pad, r->rkey, MR_LEN, r->addr);
         break;
     case 'e':
     case 'E':
@@ -366,12 +443,29 @@ static void run_case(const struct dev* d, struct ibv_pd* pd, int fd, char id,
         }
         want = IBV_WC_REM_INV_REQ_ERR;
         what = id == 'e' ? "FETCH_ADD at remote addr % 8 == 4" : "CMP_SWAP at remote addr % 8 == 4";
+        expect_explain("IBV_WC_REM_INV_REQ_ERR for wr_id 1 on qp %#x: the responder refused the "
+                       "atomic: the atomic's address %#" PRIx64 " is not a multiple of 8",
+                       qp->qp_num, r->addr + 4);
         break;
     case 'f':
+    case 'j':
         src.length = 64;
         wr.opcode = IBV_WR_SEND;
-        want = IBV_WC_RNR_RETRY_EXC_ERR;
-        what = "SEND 64 bytes, no receive posted";
+        want = id == 'f' ? IBV_WC_RNR_RETRY_EXC_ERR : IBV_WC_WR_FLUSH_ERR;
+        what = id == 'f' ? "SEND 64 bytes, no receive posted"
+                         : "SEND 64 bytes, no receive posted, flushed by the move to ERR";
+        if (id == 'f')
+            expect_explain("IBV_WC_RNR_RETRY_EXC_ERR for wr_id 1 on qp %#x: the peer (%s) has no "
+                           "receive posted: 1 RNR NAK, and rnr_retry 0 allows no more retries",
+                           qp->qp_num, peer);
+        if (id == 'j') {
+            expect_explain("qp %#x: the peer (%s) has no receive posted for the SEND wr_id 1 (1 "
+                           "RNR NAK so far); rnr_retry 7 retries forever",
+                           qp->qp_num, peer);
+            expect_explain("IBV_WC_WR_FLUSH_ERR for wr_id 1 on qp %#x: flushed, the QP is in ERR: "
+                           "ibv_modify_qp moved the QP to ERR; its WRs complete flushed",
+                           qp->qp_num);
+        }
         break;
     case 'g':
         wr.opcode = IBV_WR_RDMA_WRITE;
@@ -379,6 +473,10 @@ static void run_case(const struct dev* d, struct ibv_pd* pd, int fd, char id,
         wr.wr.rdma.rkey = r->rkey;
         want = IBV_WC_RETRY_EXC_ERR;
         what = "WRITE 4096 bytes to the dead host";
+        expect_explain("IBV_WC_RETRY_EXC_ERR for wr_id 1 on qp %#x: no response from the peer (%s) "
+                       "for psn %#x: sent %d times, 16.8 ms apart (timeout 12, retry_cnt 3); its "
+                       "NIC or QP is gone, is not in RTR, or the path drops every packet",
+                       qp->qp_num, peer, mine.qp.psn, qpp.retry_cnt + 1);
         break;
     }
 
@@ -425,6 +523,17 @@ static void run_case(const struct dev* d, struct ibv_pd* pd, int fd, char id,
             if (rc) die("case g: ibv_post_send(WR %d): %s", i + 2, strerror(rc));
         }
         extra = 3;
+    }
+    if (id == 'j') {
+        // RNR NAKs without end: no completion comes; the app gives up by moving to ERR.
+        struct ibv_wc early;
+        double until = now_s() + 0.5;
+        int n = 0;
+        while (!(n = ibv_poll_cq(cq, 1, &early)) && now_s() < until)
+            usleep(1000);
+        check(n == 0, "case j: no completion within 0.5 s while the peer has no receive posted");
+        struct ibv_qp_attr to_err = {.qp_state = IBV_QPS_ERR};
+        if (ibv_modify_qp(qp, &to_err, IBV_QP_STATE)) die("case j: ibv_modify_qp(ERR) failed");
     }
     snprintf(what_buf, sizeof what_buf, "%s", what);
     struct ibv_wc wc;
@@ -501,7 +610,8 @@ static void run_case(const struct dev* d, struct ibv_pd* pd, int fd, char id,
                                                      : "after");
     if (id != 'g') {
         int want_ev = expected_event(id);
-        int want_state = id == 'f' ? IBV_QPS_RTS : IBV_QPS_ERR;
+        // The responder stays in RTS where it refused nothing (RNR NAKs, a local error).
+        int want_state = id == 'f' || id == 'j' || id == 'h' ? IBV_QPS_RTS : IBV_QPS_ERR;
         note("case %c: responder saw async event %s (%d in all; expected %s), its QP is in %s "
              "(expected %s) -- %s",
              id, event_name(res_m.event), res_m.events, event_name(want_ev),
@@ -517,6 +627,34 @@ static void run_case(const struct dev* d, struct ibv_pd* pd, int fd, char id,
     free(local_copy);
 }
 
+// Case i: a refused verb, on the client alone.
+static void refused_modify(const struct dev* d, struct ibv_pd* pd) {
+    printf("---- case i: %s\n", case_title('i'));
+    struct ibv_cq* cq = ibv_create_cq(d->ctx, 4, NULL, NULL, 0);
+    if (!cq) die("ibv_create_cq: %s", strerror(errno));
+    struct ibv_qp* qp = create_rc_qp(pd, cq, cq, 4, 4, 1, 0);
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1};
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+        die("case i: RESET->INIT failed");
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_RTR;
+    a.path_mtu = IBV_MTU_1024;
+    a.ah_attr.is_global = 1;
+    a.ah_attr.port_num = 1;
+    memcpy(a.ah_attr.grh.dgid.raw, d->gid.raw, 16);
+    expect_explain("ibv_modify_qp refused (EINVAL): qp %#x: IBV_QP_DEST_QPN missing for INIT->RTR "
+                   "on RC",
+                   qp->qp_num);
+    int rc = ibv_modify_qp(qp, &a,
+                           IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_RQ_PSN |
+                               IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    check(rc == EINVAL,
+          "case i: ibv_modify_qp INIT->RTR without IBV_QP_DEST_QPN -> %s (expected "
+          "EINVAL)",
+          rc == EINVAL ? "EINVAL" : strerror(rc));
+    if (ibv_destroy_qp(qp) || ibv_destroy_cq(cq)) die("case i: cleaning up failed");
+}
+
 static void client(int port, const char* cases, const char* sync_dir) {
     g_role = "client";
     struct dev d;
@@ -525,7 +663,10 @@ static void client(int port, const char* cases, const char* sync_dir) {
     struct ibv_pd* pd = ibv_alloc_pd(d.ctx);
     if (!pd) die("ibv_alloc_pd: %s", strerror(errno));
     for (const char* c = cases; *c; ++c)
-        run_case(&d, pd, fd, *c, sync_dir);
+        if (*c == 'i')
+            refused_modify(&d, pd);
+        else
+            run_case(&d, pd, fd, *c, sync_dir);
     if (!strchr(cases, 'g')) write_all(fd, &(struct msg){.type = M_END}, sizeof(struct msg));
     ibv_dealloc_pd(pd);
     ibv_close_device(d.ctx);
@@ -573,14 +714,15 @@ int main(int argc, char** argv) {
             port = -2;
         }
     }
-    if (!cases) cases = sync_dir ? "abcdeEfg" : "abcdeEf";
+    if (!cases) cases = sync_dir ? "abcdeEfkhjig" : "abcdeEfkhji";
     int bad = is_server == is_client || port < 0 || optind != argc;
     for (const char* p = cases; *p; ++p)
         bad |= !case_title(*p) || (*p == 'g' && (!sync_dir || p[1]));
     if (bad) {
-        fprintf(stderr, "usage: rc_errors --server --port P [--port-file F]\n"
-                        "       rc_errors --client --port P [--cases abcdeEfg] [--sync-dir DIR]\n"
-                        "  (case g needs --sync-dir and must come last)\n");
+        fprintf(stderr,
+                "usage: rc_errors --server --port P [--port-file F]\n"
+                "       rc_errors --client --port P [--cases abcdeEfkhjig] [--sync-dir DIR]\n"
+                "  (case g needs --sync-dir and must come last)\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);

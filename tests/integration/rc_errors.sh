@@ -6,7 +6,12 @@
 # the responder's memory untouched. Case g: once the client's QP is connected, this script kills
 # host 2's nicsimd with SIGKILL; the client's WRITE must end in IBV_WC_RETRY_EXC_ERR after about
 # timeout x (retry_cnt + 1) and the three WRs behind it in IBV_WC_WR_FLUSH_ERR.
-# The responder's async events and QP states are printed (notes), not enforced.
+# The responder's async events and QP states are printed (notes), not enforced. Cases k, h, j, i
+# (a wrong rkey, a wrong lkey, RNR NAKs with rnr_retry 7, ibv_modify_qp without IBV_QP_DEST_QPN)
+# and every case above: both programs run with `rdmaemu run --explain`, and each "explain:" line
+# they print must be on their stderr, word for word. Then ibv_rc_pingpong without -g must be
+# told that RoCE needs a GRH; status must keep the responder's refusals after its process ended
+# and count them in the host's counters.
 #
 # usage: rc_errors.sh RDMAEMU RC_ERRORS
 set -euo pipefail
@@ -18,15 +23,16 @@ D2=$(emu_host 2 daemon_pid)
 
 step "responder (server) on host 2, requester (client) on host 1"
 sout=$EMU_WORK/server.out cout=$EMU_WORK/client.out
-"$RDMAEMU" run --host 2 -- "$PROG" --server --port 0 --port-file "$EMU_WORK/port" >"$sout" 2>&1 &
+"$RDMAEMU" run --host 2 --explain -- "$PROG" --server --port 0 --port-file "$EMU_WORK/port" \
+    >"$sout" 2>"$sout.err" &
 SERVER=$!
 emu_bg_register "$SERVER"
 if ! wait_for_file "$EMU_WORK/port" 30 "$SERVER"; then
     cat "$sout"
     fail "the server did not open its side channel within 30 s"
 fi
-"$RDMAEMU" run --host 1 -- "$PROG" --client --port "$(cat "$EMU_WORK/port")" \
-    --sync-dir "$EMU_WORK" >"$cout" 2>&1 &
+"$RDMAEMU" run --host 1 --explain -- "$PROG" --client --port "$(cat "$EMU_WORK/port")" \
+    --sync-dir "$EMU_WORK" >"$cout" 2>"$cout.err" &
 CLIENT=$!
 emu_bg_register "$CLIENT"
 
@@ -60,8 +66,12 @@ wait "$SERVER" || src=$?
 
 echo "==== client (host 1, requester):"
 cat "$cout"
+echo "==== its stderr:"
+cat "$cout.err"
 echo "==== server (host 2, responder):"
 cat "$sout"
+echo "==== its stderr:"
+cat "$sout.err"
 echo "===="
 if grep -q 'DIFFERS' "$cout"; then
     echo "note: the responder's async events/QP states differ from IBA's in these cases (not a failure):"
@@ -71,7 +81,67 @@ fi
 ((crc == 0)) || fail "the client exited $crc; failed checks: $(grep '^FAIL' "$cout" | head -n 5 | tr '\n' ';')"
 ((src == 0)) || fail "the server exited $src: $(grep -m1 '^FAIL' "$sout" || tail -n 1 "$sout")"
 grep -q '^PASS: ' "$cout" || fail "no PASS line from the client"
-for c in a b c d e E f g; do
+for c in a b c d e E f k h j g; do
     grep -q "^ok   client: case $c: .* -> IBV_WC_" "$cout" || fail "case $c did not run"
 done
-ok "$(grep -c '^ok   client' "$cout") checks passed in cases a-g"
+grep -q "^ok   client: case i: .* -> EINVAL" "$cout" || fail "case i did not run"
+ok "$(grep -c '^ok   client' "$cout") checks passed in cases a-k"
+
+step "--explain: each failure said why, word for word"
+for side in client server; do
+    out=$EMU_WORK/$side.out
+    n=0
+    while IFS= read -r line; do
+        want="rdmaemu: ${line#explain: }"
+        grep -qxF -- "$want" "$out.err" || fail "$side: not on stderr: '$want'"
+        n=$((n + 1))
+    done < <(grep '^explain: ' "$out")
+    ok "$side: $n explanations as expected"
+done
+((n > 0)) || fail "the server expected no explanation"
+n=$(grep -c '^explain: ' "$cout")
+((n >= 12)) || fail "the client expected only $n explanations"
+
+step "status keeps the reasons after the programs ended, and counts them"
+# Host 2's daemon is gone (case g): status exits 3. Host 1 kept the requester's side of case k.
+"$RDMAEMU" status --json >"$EMU_WORK/status.json" || true
+k_line=$(grep '^explain: IBV_WC_REM_ACCESS_ERR .* rkey .* names no MR; the QP.s PD has rkeys' "$cout")
+k_qp=$(sed -E 's/^explain: .* on qp (0x[0-9a-f]+): .*/\1/' <<<"$k_line")
+k_why=${k_line#*on qp $k_qp: }
+got=$(emu_json "'\n'.join(e['text'] for e in host(1)['errors']['recent'] if e['qpn'] == '$k_qp')")
+grep -qxF -- "IBV_WC_REM_ACCESS_ERR for wr_id 1 (IBV_WR_RDMA_WRITE): $k_why" <<<"$got" ||
+    fail "host 1's recent errors lack case k's reason for qp $k_qp: $got"
+ok "host 1 kept case k's reason: $k_why"
+emu_json "host(1)['hw_counters']"
+for c in retry_rnr_exceeded_err retry_exceeded_err error_completions flushed_completions \
+    naks_received rcvd_rnr_err completer_retry_err timeouts; do
+    v=$(emu_json "host(1)['hw_counters']['$c']")
+    ((v > 0)) || fail "host 1's $c is $v"
+done
+ok "host 1 counted the failures in rxe's hw_counters names"
+"$RDMAEMU" status >"$EMU_WORK/status.txt" || true
+grep -A3 '^  recent errors' "$EMU_WORK/status.txt" | head -n 4
+grep -qF "qp $k_qp: IBV_WC_REM_ACCESS_ERR for wr_id 1 (IBV_WR_RDMA_WRITE): $k_why" \
+    "$EMU_WORK/status.txt" || fail "rdmaemu status does not show host 1's recent errors"
+grep -q '^  transport: sent_pkts=' "$EMU_WORK/status.txt" || fail "rdmaemu status shows no transport counters"
+ok "rdmaemu status shows the recent errors and the counters"
+
+step "ibv_rc_pingpong without -g: RoCE needs a GRH"
+port=$(free_tcp_port)
+"$RDMAEMU" run --host 1 --explain -- ibv_rc_pingpong -p "$port" >"$EMU_WORK/nog.server" 2>&1 &
+spid=$!
+emu_bg_register "$spid"
+wait_tcp_listen "$port" 20 "$spid" || fail "ibv_rc_pingpong did not listen on $port"
+timeout 20 "$RDMAEMU" run --host 1 --explain -- ibv_rc_pingpong -p "$port" 127.0.0.1 \
+    >"$EMU_WORK/nog.client" 2>&1 || true
+for i in $(seq 100); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
+cat "$EMU_WORK/nog.server"
+qpn=$(sed -nE 's/.*local address: .*QPN (0x[0-9a-f]+),.*/\1/p' "$EMU_WORK/nog.server" | head -n 1)
+want="rdmaemu: ibv_modify_qp refused (EINVAL): qp $qpn: RoCE needs a GRH (set ah_attr.is_global, -g in the pingpongs)"
+grep -qxF -- "$want" "$EMU_WORK/nog.server" || fail "the server was not told: '$want'"
+ok "told: $want"
+"$RDMAEMU" status --json >"$EMU_WORK/status.json" || true
+got=$(emu_json "'\n'.join(e['text'] for e in host(1)['errors']['recent'] if e['qpn'] == '$qpn')")
+[[ $got == "ModifyQp refused (EINVAL): RoCE needs a GRH (set ah_attr.is_global, -g in the pingpongs)" ]] ||
+    fail "host 1's status lacks the refusal of qp $qpn after ibv_rc_pingpong ended: $got"
+ok "kept by host 1 after ibv_rc_pingpong ended"

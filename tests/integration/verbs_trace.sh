@@ -3,10 +3,14 @@
 # of two runs of the same ibv_rc_pingpong compare equal with `rdmaemu trace-compare`, and a trace
 # with a different completion status or a missing verb does not. With -N -t (ibv_wr_* and
 # ibv_start_poll/ibv_next_poll) the WRs and completions are traced as with the classic calls.
+# trace_wrs checks, word for word, what a line shows: every SGE (addr, length, lkey), the remote
+# address and rkey, immediate data, atomic operands, flag and enum names, QP numbers in hex and
+# the event ibv_get_async_event returned. trace-compare refuses files that are not traces.
 #
-# usage: verbs_trace.sh RDMAEMU
+# usage: verbs_trace.sh RDMAEMU TRACE_WRS
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+TRACE_WRS=$2
 emu_setup "$1"
 emu_up 2
 
@@ -33,9 +37,9 @@ for verb in ibv_get_device_list ibv_open_device ibv_alloc_pd ibv_reg_mr ibv_crea
     grep -q " verb $verb(" "$T" || fail "no $verb in the client trace"
 done
 ok "the setup verbs are there"
-sends=$(grep -c ' wr send qp=[0-9]* wr_id=2 opcode=SEND ' "$T")
-recvs=$(grep -c ' wr recv qp=' "$T")
-wcs=$(grep -c ' wc success ' "$T")
+sends=$(grep -c ' wr send qp=0x[0-9a-f]* wr_id=2 opcode=IBV_WR_SEND ' "$T")
+recvs=$(grep -c ' wr recv qp=0x[0-9a-f]* ' "$T")
+wcs=$(grep -c ' wc IBV_WC_SUCCESS ' "$T")
 # rc_pingpong -n 20: 20 sends, 20 receives completed; the receive queue is filled first (500).
 ((sends == 20)) || fail "expected 20 send WRs, found $sends"
 ((recvs >= 500)) || fail "expected at least 500 receive WRs, found $recvs"
@@ -60,9 +64,12 @@ unset RDMAEMU_TRACE
 N=$(grep -l '^# rdmaemu verbs trace: .* 127\.0\.0\.1$' "$EMU_WORK/newapi"/*.trace)
 grep -q ' verb ibv_create_qp_ex(' "$N" && grep -q ' verb ibv_create_cq_ex(' "$N" ||
     fail "the -N -t client trace has no ibv_create_qp_ex / ibv_create_cq_ex"
-sends=$(grep -c ' wr send qp=[0-9]* wr_id=2 opcode=SEND flags=[0-9]* sge=1 len=512$' "$N")
-wcs=$(grep -c ' wc success opcode=\(SEND\|RECV\) ' "$N")
+send_line='wr send qp=0x[0-9a-f]* wr_id=2 opcode=IBV_WR_SEND flags=IBV_SEND_SIGNALED sge=1 len=512 sg_list\[0\]={addr=0x[0-9a-f]* length=512 lkey=0x[0-9a-f]*}$'
+sends=$(grep -c " $send_line" "$N")
+classic=$(grep -c " $send_line" "$T")
+wcs=$(grep -c ' wc IBV_WC_SUCCESS opcode=IBV_WC_\(SEND\|RECV\) ' "$N")
 ((sends == 20)) || fail "-N: expected 20 send WRs from ibv_wr_send, found $sends"
+((classic == 20)) || fail "the classic run's send WRs are not those of ibv_wr_send: $classic of 20"
 ((wcs == 40)) || fail "-t: expected 40 successful completions from ibv_start_poll/next_poll, found $wcs"
 ok "ibv_wr_send: 20 send WRs; ibv_start_poll/ibv_next_poll: 40 completions"
 rc=0
@@ -75,7 +82,7 @@ grep -qE '^(work requests|completion statuses|completion opcodes) differ' "$EMU_
 ok "the WRs and completions of -N -t match the classic run's; only the create verbs differ"
 
 step "a different outcome does not"
-sed '0,/ wc success /s// wc remote access error /' "$T" >"$EMU_WORK/changed.trace"
+sed '0,/ wc IBV_WC_SUCCESS /s// wc IBV_WC_REM_ACCESS_ERR /' "$T" >"$EMU_WORK/changed.trace"
 rc=0
 "$RDMAEMU" trace-compare "$T" "$EMU_WORK/changed.trace" >"$EMU_WORK/changed.cmp" || rc=$?
 cat "$EMU_WORK/changed.cmp"
@@ -88,4 +95,32 @@ rc=0
 ((rc == 1)) && grep -q '^verbs differ at' "$EMU_WORK/dropped.cmp" ||
     { cat "$EMU_WORK/dropped.cmp"; fail "a missing verb was not found"; }
 ok "missing verb found"
+
+step "files that are no traces are refused"
+rc=0
+"$RDMAEMU" trace-compare /etc/passwd /etc/hostname >"$EMU_WORK/notrace.cmp" 2>&1 || rc=$?
+cat "$EMU_WORK/notrace.cmp"
+((rc == 4)) || fail "trace-compare of /etc/passwd and /etc/hostname exited $rc, not 4"
+grep -q '^rdmaemu: /etc/passwd is not a verbs trace' "$EMU_WORK/notrace.cmp" ||
+    fail "trace-compare does not say /etc/passwd is no trace"
+grep -q 'traces match' "$EMU_WORK/notrace.cmp" && fail "trace-compare says two non-traces match"
+ok "refused"
+
+step "what a line shows: SGEs, remote address and rkey, immediate data, atomics, names, events"
+mkdir -p "$EMU_WORK/wrs"
+RDMAEMU_TRACE=$EMU_WORK/wrs/%p.trace "$RDMAEMU" run --host 1 -- "$TRACE_WRS" >"$EMU_WORK/wrs.out" 2>&1 ||
+    { cat "$EMU_WORK/wrs.out"; fail "trace_wrs failed"; }
+W=$(ls "$EMU_WORK"/wrs/*.trace)
+# After the time stamp and the thread id ("%12.6f %7d ").
+cut -c22- "$W" >"$EMU_WORK/wrs.lines"
+n=0
+while IFS= read -r line; do
+    want=${line#trace: }
+    grep -qxF -- "$want" "$EMU_WORK/wrs.lines" || { grep -F "$(cut -c1-30 <<<"$want")" "$EMU_WORK/wrs.lines" | head -n 3; fail "not in the trace: '$want'"; }
+    n=$((n + 1))
+done < <(grep '^trace: ' "$EMU_WORK/wrs.out")
+((n >= 14)) || fail "trace_wrs expected only $n lines"
+ok "$n lines word for word"
+grep -E ' (wr|wc) .* qp=[0-9]+ ' "$W" && fail "a QP number in decimal"
+ok "QP numbers in hex throughout"
 echo "verbs_trace: all checks passed"

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "emu/ipc/protocol.h"
+#include "emu/ipc/reasons.h"
 #include "emu/ipc/rings.h"
 #include "emu/wire/packet.h"
 #include "emu/wire/psn.h"
@@ -103,6 +104,7 @@ struct AsyncEvent {
     int fd;
     ibv_event_type type;
     uint32_t handle;
+    uint32_t reason = 0;
 };
 
 class FakeEnv final : public nicsim::TransportEnv {
@@ -143,8 +145,18 @@ class FakeEnv final : public nicsim::TransportEnv {
     }
     nicsim::DmaEngine& dma() override { return fake_dma; }
     nicsim::Nic& nic() override { return nic_; }
-    void async_event(int async_fd, ibv_event_type type, uint32_t handle) override {
-        events.push_back({async_fd, type, handle});
+    void async_event(int async_fd, ibv_event_type type, uint32_t handle, uint32_t reason) override {
+        events.push_back({async_fd, type, handle, reason});
+    }
+    // What responders told requesters' NICs, by (peer address, requester QPN, PSN): one map for
+    // both ends of the rig's QP pairs, as the NICs of one machine.
+    void tell_peer(uint32_t peer_addr, const nicsim::PeerReason& r) override {
+        told.push_back({peer_addr, r});
+    }
+    std::optional<nicsim::PeerReason> peer_reason(uint32_t, uint32_t qpn, uint32_t psn) override {
+        for (const auto& [addr, r] : told)
+            if (r.requester_qpn == qpn && r.psn == psn) return r;
+        return std::nullopt;
     }
     spdlog::logger& log() override { return log_; }
 
@@ -197,6 +209,7 @@ class FakeEnv final : public nicsim::TransportEnv {
     uint64_t now = 1'000'000; // not 0: 0 means "no deadline" to the engines
     std::vector<Sent> sent;
     std::vector<AsyncEvent> events;
+    std::vector<std::pair<uint32_t, nicsim::PeerReason>> told;
     int timer_sets = 0;
     FakeDma fake_dma;
     alignas(8) uint8_t scratch_[nicsim::rc::kMaxPacket];
@@ -248,6 +261,7 @@ struct QpOptions {
     bool sq_sig_all = false;
     int cqe = 512;                    // of each of its CQs
     uint32_t srq = 0;                 // receive from this SRQ (its handle) when not 0
+    uint32_t dest_qpn = kPeerQpn;     // the peer QP (another QP of the rig, to connect two)
     ibv_qp_state state = IBV_QPS_RTS; // where create_qp leaves it: RTR or RTS
 };
 
@@ -268,6 +282,9 @@ class Rig {
           env(nic), data_path_(env) {
         bind_memory(objects, ::getpid());
         objects.async_fd = kAsyncFd;
+        objects.label = "session#1";
+        objects.uid = ::getuid();
+        objects.reasons = &reasons;
         nic.set_data_path(&data_path_);
         ipc::HandleReply r{};
         RIG_REQUIRE(nicsim::alloc_pd(ctx, ipc::Empty{}, r) == 0);
@@ -346,7 +363,7 @@ class Rig {
         m.attr = {};
         m.attr.qp_state = IBV_QPS_RTR;
         m.attr.path_mtu = o.mtu;
-        m.attr.dest_qp_num = kPeerQpn;
+        m.attr.dest_qp_num = o.dest_qpn;
         m.attr.rq_psn = o.rq_psn;
         m.attr.max_dest_rd_atomic = o.max_dest_rd_atomic;
         m.attr.min_rnr_timer = o.min_rnr_timer;
@@ -468,6 +485,31 @@ class Rig {
         return out;
     }
 
+    // The reason ids of the completions written since the last poll, with their texts.
+    std::vector<std::pair<ibv_wc, std::string>> poll_with_reasons(Cq& cq) {
+        std::vector<std::pair<ibv_wc, std::string>> out;
+        ipc::RingHeader* h = cq.ring.header;
+        uint32_t c = h->consumer.load();
+        uint32_t p = h->producer.load();
+        for (; c != p; ++c) {
+            ipc::Cqe cqe;
+            std::memcpy(&cqe, cq.ring.slot(c), sizeof cqe);
+            out.push_back({cqe.wc, reason_text(cqe.reason)});
+        }
+        h->consumer.store(c);
+        return out;
+    }
+    // The text of reason `id` in the session's ring; "" when there is none.
+    std::string reason_text(uint32_t id) const {
+        ipc::Reason r;
+        return ipc::read_reason(reasons, id, &r) ? r.text : std::string();
+    }
+    // The newest entry of the host's recent errors ("" when none).
+    std::string last_error() const {
+        const auto& e = nic.errors().entries();
+        return e.empty() ? std::string() : e.back().text;
+    }
+
     // Hands a packet from the peer to the QP as the Engine does (built, then parsed back);
     // `run` lets the Engine's run queue go afterwards.
     void deliver(Qp& qp, wire::Headers h, const void* payload = nullptr, size_t len = 0,
@@ -490,6 +532,7 @@ class Rig {
 
     nicsim::Nic nic;
     nicsim::SessionObjects objects;
+    ipc::ReasonRing reasons{};
 
   private:
     spdlog::logger log_;

@@ -29,5 +29,7 @@ inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 // status: no host is up, or one of the set is down or not answering.
 inline constexpr int kExitHostDown = 3;
+// A file given to the command is unreadable or not what it reads (trace-compare: no trace).
+inline constexpr int kExitBadInput = 4;
 
 } // namespace rdmaemu

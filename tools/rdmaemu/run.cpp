@@ -23,6 +23,9 @@ constexpr int kExitNotFound = 127;
 constexpr OptionSpec kOptions[] = {
     {"host", "I", "the host to run on (see rdmaemu status)"},
     {"preload", "", "load the library with LD_PRELOAD instead of LD_LIBRARY_PATH"},
+    {"explain", "",
+     "say on stderr why each error completion, refused verb or event happened "
+     "(RDMAEMU_EXPLAIN=1)"},
 };
 
 // `value` in front of the list in `name` (colon-separated), or alone when it is unset.
@@ -62,6 +65,7 @@ int run(const ParsedArgs& args) {
     ::setenv("RDMAEMU_RUNTIME_DIR", runtime.c_str(), 1);
     ::setenv("RDMAEMU_HOST", std::to_string(*host).c_str(), 1);
     ::unsetenv("RDMAEMU_SOCKET"); // it would override RDMAEMU_HOST in the library
+    if (args.has("explain")) ::setenv("RDMAEMU_EXPLAIN", "1", 1);
     if (args.has("preload"))
         prepend_env("LD_PRELOAD", lib);
     else
@@ -86,7 +90,7 @@ int run(const ParsedArgs& args) {
 } // namespace
 
 const CommandDef kRunCommand = {"run",
-                                "--host I [--preload] -- PROGRAM [ARGS...]",
+                                "--host I [--preload] [--explain] -- PROGRAM [ARGS...]",
                                 "run PROGRAM on host I with the emulator's libibverbs",
                                 kOptions,
                                 true,

@@ -152,6 +152,30 @@ void print_counters(const Json& doc) {
     std::printf("  wire:%s\n", line.c_str());
 }
 
+// rxe's hw_counters and ours, on one line.
+void print_hw_counters(const Json& doc) {
+    const Json* c = doc.find("hw_counters");
+    if (!c) return;
+    std::string line;
+    for (const auto& [name, value] : c->members)
+        line += " " + name + "=" + c->str(name);
+    std::printf("  transport:%s\n", line.c_str());
+}
+
+// The host's recent failures and notices, oldest first, each with who and why.
+void print_errors(const Json& doc) {
+    const Json* e = doc.find("errors");
+    const Json* recent = e ? e->find("recent") : nullptr;
+    if (!recent || recent->items.empty()) return;
+    std::printf("  recent errors (%s in all, the last %zu kept):\n", e->str("total").c_str(),
+                recent->items.size());
+    for (const Json& r : recent->items) {
+        std::string qp = r.str("qpn") == "0x0" ? "" : "qp " + r.str("qpn") + ": ";
+        std::printf("    %s %s: %s%s\n", r.str("time").c_str(), r.str("who").c_str(), qp.c_str(),
+                    r.str("text").c_str());
+    }
+}
+
 void print_text(const std::string& runtime, const std::vector<HostStatus>& all) {
     std::printf("hosts in %s\n", runtime.c_str());
     for (const auto& s : all) {
@@ -166,7 +190,9 @@ void print_text(const std::string& runtime, const std::vector<HostStatus>& all) 
                     d.str("address").c_str(), d.str("device").c_str(), d.str("daemon_pid").c_str(),
                     d.str("mtu").c_str(), d.str("gid").c_str());
         print_counters(d);
+        print_hw_counters(d);
         print_sessions(d);
+        print_errors(d);
     }
 }
 

@@ -2,7 +2,9 @@
 // are what a program decides, not what a device assigns: the sequence of verbs with their
 // outcome, the sequence of work requests (queue and opcode) and the sequence of completion
 // statuses, with the completion opcodes counted (two NICs may complete a send and a receive in
-// either order). Keys, handles, QP numbers, pointers and times are ignored.
+// either order). Keys, handles, QP numbers, pointers and times are ignored, and so is what a
+// verb filled in after its result (an async event's QP). A file whose first line is not a
+// trace's header is refused: comparing two files that are no traces would "match".
 #include "commands.h"
 
 #include <algorithm>
@@ -50,11 +52,15 @@ std::string verb_key(const std::string& text) {
     std::string result = text.substr(eq + 4);
     if (result.rfind("NULL", 0) == 0) return name + " -> NULL" + result.substr(4);
     if (result.find(" errno=") != std::string::npos) return name + " -> " + result;
-    bool number = !result.empty() &&
-                  (std::isdigit(static_cast<unsigned char>(result[0])) || result[0] == '-');
-    if (!number || result == "0" || returns_value(name)) return name + " -> ok";
-    return name + " -> " + result;
+    // A number, maybe followed by what the verb filled in (device-assigned: not compared).
+    std::string value = result.substr(0, result.find(' '));
+    bool number =
+        !value.empty() && (std::isdigit(static_cast<unsigned char>(value[0])) || value[0] == '-');
+    if (!number || value == "0" || returns_value(name)) return name + " -> ok";
+    return name + " -> " + value;
 }
+
+constexpr const char* kTraceHeader = "# rdmaemu verbs trace:";
 
 bool load(const char* path, Trace& t) {
     std::ifstream in(path);
@@ -63,7 +69,14 @@ bool load(const char* path, Trace& t) {
         return false;
     }
     std::string line;
-    for (int n = 1; std::getline(in, line); ++n) {
+    if (!std::getline(in, line) || line.rfind(kTraceHeader, 0) != 0) {
+        std::fprintf(stderr,
+                     "rdmaemu: %s is not a verbs trace: its first line is not \"%s ...\" (write "
+                     "one with RDMAEMU_TRACE=FILE)\n",
+                     path, kTraceHeader);
+        return false;
+    }
+    for (int n = 2; std::getline(in, line); ++n) {
         if (line.empty() || line[0] == '#') continue;
         std::istringstream words(line);
         std::string time, tid, kind;
@@ -112,7 +125,8 @@ int trace_compare(const ParsedArgs& args) {
         return kExitUsage;
     }
     Trace a, b;
-    if (!load(args.rest[0].c_str(), a) || !load(args.rest[1].c_str(), b)) return kExitFailure;
+    // Unreadable, or not a trace: nothing to compare, as distinct from traces that differ.
+    if (!load(args.rest[0].c_str(), a) || !load(args.rest[1].c_str(), b)) return kExitBadInput;
     bool same = same_sequence("verbs", a.verbs, b.verbs);
     same = same_sequence("work requests", a.wrs, b.wrs) && same;
     same = same_sequence("completion statuses", a.wc_statuses, b.wc_statuses) && same;

@@ -159,7 +159,9 @@ std::vector<std::string> daemon_argv(const ParsedArgs& args, const std::string& 
                                      "--log-file",
                                      log_file_path(runtime, host),
                                      "--peers",
-                                     peers};
+                                     peers,
+                                     "--diag-dir",
+                                     runtime};
     for (const auto& spec : kOptions) {
         if (!spec.to_daemon) continue;
         if (auto v = args.get(spec.name)) {

@@ -24,14 +24,25 @@ WatchedCq& entry(const ibv_cq_ex* cq) {
     return watched.at(cq);
 }
 
-// The completion the last start/next poll loaded. The opcode is defined only for a
-// successful completion (ibv_poll_cq(3)); QP number and length only when the CQ reports them.
+// The completion the last start/next poll loaded, as an ibv_wc: the opcode and flags are
+// defined only for a successful completion (ibv_poll_cq(3)); the other fields only when the CQ
+// reports them.
 void trace_loaded(ibv_cq_ex* cq, const WatchedCq& w) {
-    bool ok = cq->status == IBV_WC_SUCCESS;
-    ibv_wc_opcode opcode = ok ? w.original.read_opcode(cq) : IBV_WC_SEND;
-    uint32_t qp_num = (w.wc_flags & IBV_WC_EX_WITH_QP_NUM) ? w.original.read_qp_num(cq) : 0;
-    uint32_t len = (w.wc_flags & IBV_WC_EX_WITH_BYTE_LEN) ? w.original.read_byte_len(cq) : 0;
-    write_line("wc", wc_text(cq->status, opcode, qp_num, cq->wr_id, len));
+    ibv_wc wc{};
+    wc.wr_id = cq->wr_id;
+    wc.status = cq->status;
+    const ibv_cq_ex& o = w.original;
+    if (wc.status == IBV_WC_SUCCESS) {
+        wc.opcode = o.read_opcode(cq);
+        wc.wc_flags = o.read_wc_flags ? o.read_wc_flags(cq) : 0;
+        if ((w.wc_flags & IBV_WC_EX_WITH_IMM) && (wc.wc_flags & IBV_WC_WITH_IMM))
+            wc.imm_data = o.read_imm_data(cq);
+        if ((w.wc_flags & IBV_WC_EX_WITH_SRC_QP) && (wc.opcode & IBV_WC_RECV))
+            wc.src_qp = o.read_src_qp(cq);
+    }
+    if (w.wc_flags & IBV_WC_EX_WITH_QP_NUM) wc.qp_num = o.read_qp_num(cq);
+    if (w.wc_flags & IBV_WC_EX_WITH_BYTE_LEN) wc.byte_len = o.read_byte_len(cq);
+    write_line("wc", wc_text(wc));
 }
 
 int start_poll(ibv_cq_ex* cq, ibv_poll_cq_attr* attr) {

@@ -1,8 +1,9 @@
 // Tracing of the new post-send API: ibv_wr_start, one ibv_wr_<opcode> per work request with
 // ibv_wr_set_* after it, ibv_wr_complete. The ops live in each QP's struct ibv_qp_ex, so in
-// trace mode a QP made with send_ops_flags gets wrappers that collect each work request and
-// write the batch at ibv_wr_complete, in the very line format of ibv_post_send (a program that
-// posts either way traces the same), and then call the backend's own op.
+// trace mode a QP made with send_ops_flags gets wrappers that collect each work request (its
+// opcode's operands, then its SGEs or inline data, UD address or XRC SRQ) and write the batch at
+// ibv_wr_complete, in the very line format of ibv_post_send (a program that posts either way
+// traces the same), and then call the backend's own op.
 #include "trace/trace.h"
 
 #include <cstddef>
@@ -10,22 +11,15 @@
 #include <map>
 #include <mutex>
 #include <shared_mutex>
+#include <tuple>
 #include <vector>
 
 namespace verbs::trace {
 namespace {
 
-struct PendingWr {
-    uint64_t wr_id = 0;
-    ibv_wr_opcode opcode = IBV_WR_SEND;
-    unsigned flags = 0;
-    size_t num_sge = 0;
-    uint64_t bytes = 0;
-};
-
 struct WatchedQp {
     ibv_qp_ex original; // the backend's own ops
-    std::vector<PendingWr> batch;
+    std::vector<SendWr> batch;
 };
 
 std::shared_mutex watched_mutex;
@@ -38,13 +32,51 @@ WatchedQp& entry(const ibv_qp_ex* qp) {
     return watched.at(&qp->qp_base);
 }
 
+// What an ibv_wr_<opcode>'s arguments are, by the opcode (verbs.h's ibv_qp_ex ops).
+template <ibv_wr_opcode Opcode, typename... A> void take_operands(SendWr& w, A... a) {
+    auto args = std::make_tuple(a...);
+    if constexpr (Opcode == IBV_WR_RDMA_WRITE || Opcode == IBV_WR_RDMA_READ ||
+                  Opcode == IBV_WR_RDMA_WRITE_WITH_IMM || Opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+                  Opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || Opcode == IBV_WR_ATOMIC_WRITE) {
+        w.has_remote = true;
+        w.rkey = std::get<0>(args);
+        w.remote_addr = std::get<1>(args);
+    }
+    if constexpr (Opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+        w.has_imm = true;
+        w.imm_data = std::get<2>(args);
+    }
+    if constexpr (Opcode == IBV_WR_SEND_WITH_IMM) {
+        w.has_imm = true;
+        w.imm_data = std::get<0>(args);
+    }
+    if constexpr (Opcode == IBV_WR_SEND_WITH_INV || Opcode == IBV_WR_LOCAL_INV) {
+        w.has_invalidate = true;
+        w.invalidate_rkey = std::get<0>(args);
+    }
+    if constexpr (Opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+        w.has_atomic = true;
+        w.compare_add = std::get<2>(args);
+        w.swap = std::get<3>(args);
+    }
+    if constexpr (Opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+        w.has_atomic = true;
+        w.compare_add = std::get<2>(args);
+    }
+}
+
 // ibv_wr_<opcode>: starts a work request with the wr_id and wr_flags the app set before it.
 template <auto Member, ibv_wr_opcode Opcode> struct Op;
 template <typename... A, void (*ibv_qp_ex::*Member)(ibv_qp_ex*, A...), ibv_wr_opcode Opcode>
 struct Op<Member, Opcode> {
     static void call(ibv_qp_ex* qp, A... args) {
         WatchedQp& w = entry(qp);
-        w.batch.push_back({qp->wr_id, Opcode, qp->wr_flags, 0, 0});
+        SendWr& wr = w.batch.emplace_back();
+        wr.qp_num = qp->qp_base.qp_num;
+        wr.wr_id = qp->wr_id;
+        wr.opcode = Opcode;
+        wr.flags = qp->wr_flags;
+        take_operands<Opcode>(wr, args...);
         (w.original.*Member)(qp, args...);
     }
 };
@@ -53,35 +85,56 @@ template <auto Member, ibv_wr_opcode Opcode> void wrap_op(ibv_qp_ex* qp) {
     if (qp->*Member) qp->*Member = &Op<Member, Opcode>::call;
 }
 
-// Adds the data of the last work request: what a classic WR's sg_list would hold.
-void add_data(WatchedQp& w, size_t num_sge, uint64_t bytes) {
-    if (w.batch.empty()) return;
-    w.batch.back().num_sge += num_sge;
-    w.batch.back().bytes += bytes;
+// The work request being built: what a classic WR's fields would hold.
+SendWr* last(WatchedQp& w) {
+    return w.batch.empty() ? nullptr : &w.batch.back();
 }
 
 void set_sge(ibv_qp_ex* qp, uint32_t lkey, uint64_t addr, uint32_t length) {
     WatchedQp& w = entry(qp);
-    add_data(w, 1, length);
+    if (SendWr* wr = last(w)) wr->sges.push_back({addr, length, lkey});
     w.original.wr_set_sge(qp, lkey, addr, length);
 }
 
 void set_sge_list(ibv_qp_ex* qp, size_t num_sge, const ibv_sge* sg_list) {
     WatchedQp& w = entry(qp);
-    add_data(w, num_sge, total_length(num_sge, sg_list));
+    if (SendWr* wr = last(w)) wr->sges.insert(wr->sges.end(), sg_list, sg_list + num_sge);
     w.original.wr_set_sge_list(qp, num_sge, sg_list);
 }
 
 void set_inline_data(ibv_qp_ex* qp, void* addr, size_t length) {
     WatchedQp& w = entry(qp);
-    add_data(w, 1, length);
+    if (SendWr* wr = last(w))
+        wr->sges.push_back({reinterpret_cast<uintptr_t>(addr), static_cast<uint32_t>(length), 0});
     w.original.wr_set_inline_data(qp, addr, length);
 }
 
 void set_inline_data_list(ibv_qp_ex* qp, size_t num_buf, const ibv_data_buf* buf_list) {
     WatchedQp& w = entry(qp);
-    add_data(w, num_buf, total_length(num_buf, buf_list));
+    if (SendWr* wr = last(w))
+        for (size_t i = 0; i < num_buf; ++i)
+            wr->sges.push_back({reinterpret_cast<uintptr_t>(buf_list[i].addr),
+                                static_cast<uint32_t>(buf_list[i].length), 0});
     w.original.wr_set_inline_data_list(qp, num_buf, buf_list);
+}
+
+void set_ud_addr(ibv_qp_ex* qp, ibv_ah* ah, uint32_t remote_qpn, uint32_t remote_qkey) {
+    WatchedQp& w = entry(qp);
+    if (SendWr* wr = last(w)) {
+        wr->ah = ah;
+        wr->remote_qpn = remote_qpn;
+        wr->remote_qkey = remote_qkey;
+    }
+    w.original.wr_set_ud_addr(qp, ah, remote_qpn, remote_qkey);
+}
+
+void set_xrc_srqn(ibv_qp_ex* qp, uint32_t remote_srqn) {
+    WatchedQp& w = entry(qp);
+    if (SendWr* wr = last(w)) {
+        wr->has_srqn = true;
+        wr->remote_srqn = remote_srqn;
+    }
+    w.original.wr_set_xrc_srqn(qp, remote_srqn);
 }
 
 void start(ibv_qp_ex* qp) {
@@ -92,9 +145,8 @@ void start(ibv_qp_ex* qp) {
 
 int complete(ibv_qp_ex* qp) {
     WatchedQp& w = entry(qp);
-    for (const PendingWr& wr : w.batch)
-        write_line("wr", send_wr_text(qp->qp_base.qp_num, wr.wr_id, wr.opcode, wr.flags, wr.num_sge,
-                                      wr.bytes));
+    for (const SendWr& wr : w.batch)
+        write_line("wr", send_wr_text(wr));
     w.batch.clear();
     int ret = w.original.wr_complete(qp);
     if (ret) write_line("wr", "send failed ret=" + std::to_string(ret) + " bad_wr_id=?");
@@ -138,6 +190,8 @@ void watch_send_ops(ibv_qp* qp) {
     wrap_setter<&ibv_qp_ex::wr_set_sge_list, set_sge_list>(qx);
     wrap_setter<&ibv_qp_ex::wr_set_inline_data, set_inline_data>(qx);
     wrap_setter<&ibv_qp_ex::wr_set_inline_data_list, set_inline_data_list>(qx);
+    wrap_setter<&ibv_qp_ex::wr_set_ud_addr, set_ud_addr>(qx);
+    wrap_setter<&ibv_qp_ex::wr_set_xrc_srqn, set_xrc_srqn>(qx);
     wrap_setter<&ibv_qp_ex::wr_start, start>(qx);
     wrap_setter<&ibv_qp_ex::wr_complete, complete>(qx);
     wrap_setter<&ibv_qp_ex::wr_abort, abort_batch>(qx);

@@ -12,6 +12,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace verbs::trace {
 
@@ -56,6 +57,18 @@ struct QpAttrInput {
     int mask;
 };
 void append(std::string& out, QpAttrInput attr);
+// An ibv_access_flags argument, shown by its flags' names.
+struct AccessFlags {
+    int value;
+};
+void append(std::string& out, AccessFlags flags);
+// An ibv_qp_attr_mask argument (ibv_query_qp), shown by its bits' names.
+struct QpAttrMask {
+    int value;
+};
+void append(std::string& out, QpAttrMask mask);
+// What ibv_get_async_event filled in: the event's name and what it is about.
+void append(std::string& out, const ibv_async_event* event);
 void append(std::string& out, const char* text);
 void append(std::string& out, const void* ptr);
 void append(std::string& out, long long value);
@@ -122,6 +135,18 @@ class Call {
         if (traced_) verb(std::move(text_), result);
         return result;
     }
+    // The same, followed by what the verb filled in (`filled`, nullptr when it failed).
+    template <typename R, typename Out> R done(R result, const Out* filled) {
+        if (traced_ && filled) {
+            std::string line = std::move(text_) + " = ";
+            append_value(line, result);
+            line += ' ';
+            append(line, filled);
+            write_line("verb", line);
+            return result;
+        }
+        return done(result);
+    }
 
   private:
     Nesting nesting_;
@@ -129,20 +154,36 @@ class Call {
     std::string text_;
 };
 
-// The bytes of an ibv_sge or ibv_data_buf list.
-template <typename Buf> uint64_t total_length(size_t n, const Buf* list) {
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < n; ++i)
-        bytes += list[i].length;
-    return bytes;
-}
-
-// A posted send work request and a completion as every trace line shows them, whichever API
-// posted or polled them (ops_trace.cpp).
-std::string send_wr_text(uint32_t qp_num, uint64_t wr_id, ibv_wr_opcode opcode, unsigned flags,
-                         size_t num_sge, uint64_t bytes);
-std::string wc_text(ibv_wc_status status, ibv_wc_opcode opcode, uint32_t qp_num, uint64_t wr_id,
-                    uint32_t byte_len);
+// A posted send work request as every trace line shows it, whichever API posted it: the
+// classic ibv_send_wr (ops_trace.cpp) or the ibv_wr_* calls (send_ops_trace.cpp). Fields are
+// named as the verbs structs name them; what a WR's opcode does not use is left out.
+struct SendWr {
+    uint32_t qp_num = 0;
+    uint64_t wr_id = 0;
+    ibv_wr_opcode opcode = IBV_WR_SEND;
+    unsigned flags = 0;
+    std::vector<ibv_sge> sges; // inline data: its buffers, lkey 0
+    bool has_remote = false;   // remote_addr and rkey (RDMA and atomic operations)
+    uint64_t remote_addr = 0;
+    uint32_t rkey = 0;
+    bool has_imm = false; // imm_data, as the app gave it (big-endian)
+    uint32_t imm_data = 0;
+    bool has_invalidate = false;
+    uint32_t invalidate_rkey = 0;
+    bool has_atomic = false; // compare_add and swap
+    uint64_t compare_add = 0, swap = 0;
+    const ibv_ah* ah = nullptr; // UD: the address handle, remote_qpn, remote_qkey
+    uint32_t remote_qpn = 0, remote_qkey = 0;
+    bool has_srqn = false; // XRC: the target's SRQ
+    uint32_t remote_srqn = 0;
+};
+SendWr send_wr_of(const ibv_qp* qp, const ibv_send_wr& wr);
+std::string send_wr_text(const SendWr& wr);
+// "recv qp=0x11 ..." / "srq_recv srq=3 ...": `queue` the first words up to the number.
+std::string recv_wr_text(const char* queue, const std::string& number, const ibv_recv_wr& wr);
+// A completion; its opcode only when it succeeded (ibv_poll_cq(3)).
+std::string wc_text(const ibv_wc& wc);
+std::string qpn_text(uint32_t qpn); // "0x11", the one QP-number format of the trace
 
 // The per-object ops of the new post-send API (ibv_wr_*, send_ops_trace.cpp) and of extended
 // CQ polling (ibv_start_poll/ibv_next_poll, cq_ex_trace.cpp): wrapped when the traced create

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace emu {
 
@@ -13,6 +14,9 @@ uint32_t supported_mr_access();
 // remote atomic without local write (ibv_reg_mr(3), kernel ib_check_mr_access). Bits of the
 // optional range are accepted.
 int check_mr_access(uint32_t access);
+
+// Why check_mr_access refuses `access`, by the flags' names; empty when it does not.
+std::string mr_access_refusal(uint32_t access);
 
 // Same for the access flags of a QP (IBV_QP_ACCESS_FLAGS). Only the remote bits have meaning,
 // but like the kernel (which never checks them) it accepts any value.

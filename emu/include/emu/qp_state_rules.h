@@ -5,6 +5,7 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <string>
 
 namespace emu {
 
@@ -21,6 +22,12 @@ TransitionRule transition_rule(ibv_qp_type type, ibv_qp_state from, ibv_qp_state
 // IBV_QP_CUR_STATE may only name RTR, RTS, SQD or SQE. (ib_modify_qp_is_ok)
 bool modify_is_ok(ibv_qp_type type, ibv_qp_state current, ibv_qp_state next, uint32_t mask);
 
+// Why modify_is_ok refuses `mask`, naming the rule and the attributes by their names, e.g.
+// "IBV_QP_DEST_QPN missing for INIT->RTR on RC"; empty when it does not refuse.
+std::string modify_refusal(ibv_qp_type type, ibv_qp_state current, ibv_qp_state next,
+                           uint32_t mask);
+
+// "INIT", "RTR", ...
 const char* qp_state_name(ibv_qp_state state);
 
 } // namespace emu

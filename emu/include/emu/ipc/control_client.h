@@ -47,6 +47,14 @@ class ControlClient {
     // A request whose reply body is text of any length (Status).
     int call_text(Op op, std::string& text);
 
+    // Called for each refused request, with the id of the reason the NIC gave (in the session's
+    // reason ring, reasons.h; 0: none), on the calling thread before the call returns.
+    using RefusalObserver = void (*)(void* context, Op op, int err, uint32_t reason);
+    void observe_refusals(RefusalObserver observer, void* context) {
+        observer_ = observer;
+        observer_context_ = context;
+    }
+
   private:
     int call_raw(Op op, const void* req, size_t req_len, void* reply, size_t reply_len,
                  std::string* text, PassedFds* fds, int send = -1);
@@ -59,7 +67,9 @@ class ControlClient {
     uint32_t seq_ = 0;
     bool share_memory_ = false;
     pid_t memory_sent_by_ = 0; // the process that last handed over its memory (fork copies it)
-    std::mutex mutex_;         // one call at a time: apps may call verbs from many threads
+    RefusalObserver observer_ = nullptr;
+    void* observer_context_ = nullptr;
+    std::mutex mutex_; // one call at a time: apps may call verbs from many threads
 };
 
 } // namespace emu::ipc

@@ -16,7 +16,7 @@
 namespace emu::ipc {
 
 inline constexpr uint32_t kMagic = 0x554d4552; // "REMU" on the wire
-inline constexpr uint16_t kVersion = 2;
+inline constexpr uint16_t kVersion = 3;
 // Largest request the daemon accepts and largest reply a client reads.
 inline constexpr size_t kMaxRequest = 1024;
 inline constexpr size_t kMaxReply = 256 * 1024;
@@ -87,16 +87,17 @@ static_assert(sizeof(Header) == 16);
 
 struct ReplyHeader {
     Header hdr;
-    int32_t err; // 0 or a positive errno, as the verb returns it
-    uint32_t reserved;
+    int32_t err;     // 0 or a positive errno, as the verb returns it
+    uint32_t reason; // a refusal: the id of its reason in the session's ring (reasons.h); 0: none
 };
 static_assert(sizeof(ReplyHeader) == 24);
 
 struct Empty {};
 
 // Hello opens a session. kHelloContext makes it a device context (ibv_open_device): the reply
-// then carries, in this order, the async-event socket, the doorbell eventfd and the doorbell
-// page (a memfd of kDoorbellPageSize bytes). Without it the session is a probe (device list,
+// then carries, in this order, the async-event socket, the doorbell eventfd and the session's
+// shared memory (a memfd of kSessionMemoryBytes: the doorbell page, then the reason ring of
+// reasons.h). Without it the session is a probe (device list,
 // rdmaemu status).
 inline constexpr uint32_t kHelloContext = 1;
 struct HelloReq {
@@ -494,6 +495,8 @@ struct ImportObjectReply {
 struct AsyncEventRecord {
     uint32_t event_type; // enum ibv_event_type
     uint32_t handle;
+    uint32_t reason; // the id of its reason in the session's ring (reasons.h); 0: none
+    uint32_t reserved;
 };
 
 // Completion events (ibv_get_cq_event) arrive on the channel's socket, one record per datagram.

@@ -83,7 +83,7 @@ struct Cqe {
     uint64_t wallclock_ns; // CLOCK_REALTIME, ns
     uint64_t tm_tag;       // IBV_WC_TM_MATCH: the message's tag
     uint32_t tm_priv;      // the TMH's application context
-    uint32_t reserved;
+    uint32_t reason;       // an error: the id of its reason in the session's ring (reasons.h)
 };
 static_assert(sizeof(Cqe) == 80);
 

@@ -1,0 +1,77 @@
+#include "reasons.h"
+
+#include "diag/report.h"
+#include "emu/verbs_names.h"
+#include "nic.h"
+#include "objects/objects.h"
+#include "rc.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <arpa/inet.h>
+
+namespace nicsim::rc {
+
+uint32_t explain(TransportEnv& env, const Qp& qp, emu::ipc::ReasonKind kind,
+                 const std::string& headline, const std::string& text) {
+    return report(env.nic(), env.log(), qp.owner, kind, qp.qpn, headline, text);
+}
+
+void fail_op(TransportEnv& env, const Qp& qp, SendOp& op, ibv_wc_status status,
+             const std::string& why) {
+    op.status = status;
+    op.done = true;
+    std::string headline = fmt::format("{} for wr_id {} ({})", emu::names::wc_status(status),
+                                       op.wqe.wr_id, emu::names::wr_opcode(op.wqe.opcode));
+    op.reason = explain(env, qp, emu::ipc::ReasonKind::Completion, headline, why);
+}
+
+std::string peer_of(const Qp& qp) {
+    uint32_t addr = dest_addr(qp);
+    char ip[INET_ADDRSTRLEN] = "?";
+    ::inet_ntop(AF_INET, &addr, ip, sizeof ip);
+    return fmt::format("{} qp {:#x}", ip, qp.attr.dest_qp_num);
+}
+
+const char* wr_operation(uint32_t wr_opcode) {
+    switch (wr_opcode) {
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+        return "WRITE";
+    case IBV_WR_RDMA_READ:
+        return "READ";
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        return "atomic";
+    case IBV_WR_ATOMIC_WRITE:
+        return "ATOMIC WRITE";
+    default:
+        return "SEND";
+    }
+}
+
+std::string nak_meaning(emu::wire::NakCode code) {
+    using emu::wire::NakCode;
+    switch (code) {
+    case NakCode::RemoteAccessError:
+        return "NAK remote access error: its rkey, the range against its MR or the MR's rights "
+               "do not allow the access";
+    case NakCode::InvalidRequest:
+        return "NAK invalid request: its QP does not allow the operation (qp_access_flags), or "
+               "the opcode sequence, the length or an atomic's alignment is wrong";
+    case NakCode::RemoteOperationalError:
+        return "NAK remote operational error: it could not execute the request (its receive "
+               "WQE is bad, or its memory is gone)";
+    case NakCode::InvalidRdRequest:
+        return "NAK invalid RD request";
+    case NakCode::PsnSequenceError:
+        return "NAK PSN sequence error";
+    }
+    return "an unknown NAK";
+}
+
+std::string count_of(uint64_t n, const char* what) {
+    return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
+}
+
+} // namespace nicsim::rc
