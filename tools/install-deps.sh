@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
   cmake g++ make pkg-config
-  libboost-dev libspdlog-dev catch2 libibverbs-dev libisal-dev
+  libboost-dev libspdlog-dev catch2 libibverbs-dev librdmacm-dev libisal-dev
   ibverbs-utils ibverbs-providers perftest rdmacm-utils qperf python3-pyverbs sockperf iperf3
   tshark iproute2 procps strace
   # the Soft-RoCE VM of the vm tests (tools/vm/rxe-vm): qemu, its root filesystem, a kernel to boot
