@@ -4,6 +4,7 @@
 #include "net/fault_injector.h"
 #include "net/pcap_writer.h"
 
+#include <cstdint>
 #include <netinet/in.h>
 #include <optional>
 #include <string>
@@ -36,6 +37,10 @@ struct Config {
     // --peers: every host of the set (network order; this one may be among them), where the
     // fabric delivers multicast packets. Empty: this host only.
     std::vector<uint32_t> hosts;
+    // rdma_cm (nicsim/cm): how long a peer's CM may take to answer (4.096 us * 2^T) and how
+    // often a request is sent again; Linux's rdma_cm uses 20 (about 4 s) and 15.
+    uint8_t cm_response_timeout = 20;
+    uint8_t cm_retries = 15;
 };
 
 // Parses argv; on error prints the reason and usage to stderr and returns nothing.
