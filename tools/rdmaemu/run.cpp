@@ -1,5 +1,5 @@
-// rdmaemu run: starts a program on one emulated host, with the emulator's libibverbs in place
-// of the system's.
+// rdmaemu run: starts a program on one emulated host, with the emulator's libibverbs and
+// librdmacm in place of the system's.
 #include "commands.h"
 #include "hostset.h"
 #include "locations.h"
@@ -22,7 +22,7 @@ constexpr int kExitNotFound = 127;
 
 constexpr OptionSpec kOptions[] = {
     {"host", "I", "the host to run on (see rdmaemu status)"},
-    {"preload", "", "load the library with LD_PRELOAD instead of LD_LIBRARY_PATH"},
+    {"preload", "", "load the libraries with LD_PRELOAD instead of LD_LIBRARY_PATH"},
 };
 
 // `value` in front of the list in `name` (colon-separated), or alone when it is unset.
@@ -52,18 +52,21 @@ int run(const ParsedArgs& args) {
                                    : "see 'rdmaemu status'");
         return kExitRunFailed;
     }
-    std::string lib = verbs_lib_path();
-    if (::access(lib.c_str(), R_OK) != 0) {
-        std::fprintf(stderr, "rdmaemu run: %s not found (build the verbs_api target)\n",
-                     lib.c_str());
-        return kExitRunFailed;
+    const std::string lib = verbs_lib_path();
+    const std::string cm_lib = rdmacm_lib_path();
+    for (const auto& [path, target] : {std::pair{lib, "verbs_api"}, {cm_lib, "rdmacm_api"}}) {
+        if (::access(path.c_str(), R_OK) != 0) {
+            std::fprintf(stderr, "rdmaemu run: %s not found (build the %s target)\n",
+                         path.c_str(), target);
+            return kExitRunFailed;
+        }
     }
 
     ::setenv("RDMAEMU_RUNTIME_DIR", runtime.c_str(), 1);
     ::setenv("RDMAEMU_HOST", std::to_string(*host).c_str(), 1);
     ::unsetenv("RDMAEMU_SOCKET"); // it would override RDMAEMU_HOST in the library
     if (args.has("preload"))
-        prepend_env("LD_PRELOAD", lib);
+        prepend_env("LD_PRELOAD", lib + ":" + cm_lib);
     else
         prepend_env("LD_LIBRARY_PATH", verbs_lib_dir());
 #ifdef RDMAEMU_ASAN_RUNTIME
@@ -87,7 +90,7 @@ int run(const ParsedArgs& args) {
 
 const CommandDef kRunCommand = {"run",
                                 "--host I [--preload] -- PROGRAM [ARGS...]",
-                                "run PROGRAM on host I with the emulator's libibverbs",
+                                "run PROGRAM on host I with the emulator's libibverbs and librdmacm",
                                 kOptions,
                                 true,
                                 run};
