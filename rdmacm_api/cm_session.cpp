@@ -25,13 +25,16 @@ ipc::ControlClient* session() {
     std::lock_guard lock(session_mutex);
     if (the_session && session_pid == ::getpid()) return the_session;
     if (the_session) the_session->close(); // a forked child: the parent's session stays its own
-    static ipc::ControlClient client;
+    // Never destroyed: like the kernel's file, the session ends only with the process, after
+    // exit() has flushed its output; a static destructor would end it first and wake the app's
+    // threads waiting in rdma_get_cm_event with ENODEV.
+    static auto* client = new ipc::ControlClient;
     const std::string path = emu::selected_socket_path();
-    int err = client.connect(path);
+    int err = client->connect(path);
     ipc::HelloReply hello{};
-    if (!err) err = client.call<ipc::Op::Hello>({ipc::kHelloCm, 0}, hello);
+    if (!err) err = client->call<ipc::Op::Hello>({ipc::kHelloCm, 0}, hello);
     if (err) {
-        client.close();
+        client->close();
         if (!complained) {
             complained = true;
             std::fprintf(stderr,
@@ -43,7 +46,7 @@ ipc::ControlClient* session() {
         return nullptr;
     }
     device_guid = hello.node_guid;
-    the_session = &client;
+    the_session = client;
     session_pid = ::getpid();
     return the_session;
 }

@@ -245,7 +245,9 @@ int CmAgent::resolve_addr(CmClient& c, const ipc::CmResolveAddrReq& req) {
     id->local.addr = config_.local_addr;
     id->on_device = true;
     id->state = RdmaState::AddrQuery;
-    if (known_host(dst.addr)) {
+    // A group (224.0.0.0/4) needs no neighbour: the ID then joins it (rdma_join_multicast).
+    const bool group = (ntohl(dst.addr) >> 28) == 0xE;
+    if (known_host(dst.addr) || group) {
         id->state = RdmaState::AddrResolved;
         ipc::CmEventRecord e = event(*id, RDMA_CM_EVENT_ADDR_RESOLVED);
         deliver(*id, e);
