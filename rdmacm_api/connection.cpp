@@ -202,7 +202,8 @@ RDMACM_EXPORT int rdma_accept(rdma_cm_id* id, rdma_conn_param* conn_param) {
     if (valid_param(p, conn_param)) return -1;
     const CmDevice* dev = p->device;
     if (!conn_param || conn_param->initiator_depth == RDMA_MAX_INIT_DEPTH)
-        p->initiator_depth = std::min<uint8_t>(p->initiator_depth, dev ? dev->max_initiator_depth : 0);
+        p->initiator_depth =
+            std::min<uint8_t>(p->initiator_depth, dev ? dev->max_initiator_depth : 0);
     else
         p->initiator_depth = conn_param->initiator_depth;
     if (!conn_param || conn_param->responder_resources == RDMA_MAX_RESP_RES)

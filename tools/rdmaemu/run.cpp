@@ -56,8 +56,8 @@ int run(const ParsedArgs& args) {
     const std::string cm_lib = rdmacm_lib_path();
     for (const auto& [path, target] : {std::pair{lib, "verbs_api"}, {cm_lib, "rdmacm_api"}}) {
         if (::access(path.c_str(), R_OK) != 0) {
-            std::fprintf(stderr, "rdmaemu run: %s not found (build the %s target)\n",
-                         path.c_str(), target);
+            std::fprintf(stderr, "rdmaemu run: %s not found (build the %s target)\n", path.c_str(),
+                         target);
             return kExitRunFailed;
         }
     }
@@ -88,11 +88,12 @@ int run(const ParsedArgs& args) {
 
 } // namespace
 
-const CommandDef kRunCommand = {"run",
-                                "--host I [--preload] -- PROGRAM [ARGS...]",
-                                "run PROGRAM on host I with the emulator's libibverbs and librdmacm",
-                                kOptions,
-                                true,
-                                run};
+const CommandDef kRunCommand = {
+    "run",
+    "--host I [--preload] -- PROGRAM [ARGS...]",
+    "run PROGRAM on host I with the emulator's libibverbs and librdmacm",
+    kOptions,
+    true,
+    run};
 
 } // namespace rdmaemu
