@@ -5,8 +5,8 @@
 # every line checked; ucmatose with 10 connections, and again moving them to another event
 # channel (-m, rdma_migrate_id); udaddy (UD, SIDR); rdma_server/rdma_client (rdma_create_ep,
 # synchronous IDs, the rdma_verbs.h helpers); perftest -R (ib_send_bw, ib_write_lat,
-# ib_read_bw); mckey (multicast join). Each server and client must exit 0, and afterwards no
-# CM ID is left on either host.
+# ib_read_bw); mckey (multicast join); rping again with --preload (LD_PRELOAD). Each server
+# and client must exit 0, and afterwards no CM ID is left on either host.
 # usage: rdmacm_programs.sh RDMAEMU
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -57,6 +57,16 @@ for path, prefix in ((sys.argv[1], "ping data: "), (sys.argv[2], "server ping da
 PY
 grep -q "data mismatch" "$EMU_WORK/rping.client" && fail "rping -V found a data mismatch"
 ok "rping: 1000 x 4096 bytes validated on both sides"
+
+step "rping with --preload: our libraries in front of the system's (LD_PRELOAD)"
+"$RDMAEMU" run --preload --host 1 -- rping -s -a "$A1" -p 7175 -C 10 -V >"$EMU_WORK/preload.server" 2>&1 &
+preloaded=$!
+emu_bg_register "$preloaded"
+wait_cm_listen 1 7175 20 "$preloaded" || fail "rping --preload server did not listen"
+timeout 60 "$RDMAEMU" run --preload --host 2 -- rping -c -a "$A1" -p 7175 -C 10 -V \
+    >"$EMU_WORK/preload.client" 2>&1 || fail "rping --preload client exited $?: $(cat "$EMU_WORK/preload.client")"
+wait "$preloaded" || fail "rping --preload server exited $?: $(cat "$EMU_WORK/preload.server")"
+ok "rping -C 10 -V with --preload"
 
 step "ucmatose: 10 connections, then 10 moved to a new event channel (-m)"
 pair ucmatose 7471 ucmatose -c 10 -- ucmatose -c 10 -s "$A1"
