@@ -526,3 +526,98 @@ TEST_CASE("cm: a multicast join hands out the group's IPv4-mapped MGID and the U
     j.addr = sin(ip("10.0.0.1"), 0); // not a group
     CHECK(a.agent.join_mcast(a.client, j, mc) == EINVAL);
 }
+
+namespace {
+
+// A and B connected (A active): the handles of both ends. The RTU is left on A's wire when
+// `deliver_rtu` is false.
+std::pair<uint32_t, uint32_t> connect_pair(Pair& p, bool deliver_rtu = true) {
+    REQUIRE(p.a.agent.connect(p.a.client, {p.active, 0, params(0x111111)}) == 0);
+    deliver(p.a, p.b);
+    const uint32_t passive = p.b.event().id;
+    REQUIRE(p.b.agent.accept(p.b.client, {passive, 0, params(0x222222)}) == 0);
+    deliver(p.b, p.a);
+    REQUIRE(p.a.event().event == RDMA_CM_EVENT_CONNECT_RESPONSE);
+    REQUIRE(p.a.agent.establish(p.a.client, p.active) == 0);
+    if (deliver_rtu) {
+        deliver(p.a, p.b);
+        REQUIRE(p.b.event().event == RDMA_CM_EVENT_ESTABLISHED);
+    }
+    return {p.active, passive};
+}
+
+} // namespace
+
+TEST_CASE("cm: a lost RTU is sent again when the REP comes again; an unanswered REP fails") {
+    Pair p;
+    auto [active, passive] = connect_pair(p, false);
+    p.a.env.sent.clear(); // the RTU is lost
+    // The passive side waits 4.096 us * 2^14 (the REQ's local response timeout), then sends the
+    // REP again; the active side, established already, answers it with the RTU again.
+    p.b.advance(64);
+    REQUIRE(p.b.env.sent.size() == 1);
+    CHECK(p.b.env.sent.front().attr() == static_cast<uint16_t>(mad::Attr::Rep));
+    deliver(p.b, p.a);
+    CHECK(p.a.agent.counters().rx_duplicates == 1);
+    REQUIRE(p.a.env.sent.size() == 1);
+    CHECK(p.a.env.sent.front().attr() == static_cast<uint16_t>(mad::Attr::Rtu));
+    deliver(p.a, p.b);
+    CHECK(p.b.event().event == RDMA_CM_EVENT_ESTABLISHED);
+    (void)active;
+    (void)passive;
+
+    // Another connection whose active side is gone: the REP goes 1 + 3 times, then the
+    // passive side is UNREACHABLE.
+    uint32_t again = p.a.resolved(kB, 7174);
+    REQUIRE(p.a.agent.connect(p.a.client, {again, 0, params(3)}) == 0);
+    deliver(p.a, p.b);
+    const uint32_t orphan = p.b.event().id;
+    REQUIRE(p.b.agent.accept(p.b.client, {orphan, 0, params(4)}) == 0);
+    for (int i = 0; i < 4; ++i)
+        p.b.advance(64);
+    ipc::CmEventRecord e = p.b.event();
+    CHECK(e.event == RDMA_CM_EVENT_UNREACHABLE);
+    CHECK(e.status == -ETIMEDOUT);
+    CHECK(e.id == orphan);
+}
+
+TEST_CASE("cm: a DREQ nobody answers ends in DISCONNECTED ETIMEDOUT; a lost DREP comes again") {
+    Pair p;
+    auto [active, passive] = connect_pair(p);
+    REQUIRE(p.a.agent.disconnect(p.a.client, active) == 0);
+    deliver(p.a, p.b);
+    REQUIRE(p.b.event().event == RDMA_CM_EVENT_DISCONNECTED);
+    REQUIRE(p.b.agent.disconnect(p.b.client, passive) == 0);
+    p.b.env.sent.clear(); // the DREP is lost
+    p.a.advance(576);     // the DREQ goes again ...
+    deliver(p.a, p.b);    // ... and B, in time wait, answers it again
+    CHECK(p.b.agent.counters().rx_duplicates == 1);
+    deliver(p.b, p.a);
+    CHECK(p.a.event().event == RDMA_CM_EVENT_DISCONNECTED);
+
+    Pair q(7175);
+    auto [a2, b2] = connect_pair(q);
+    (void)b2;
+    REQUIRE(q.a.agent.disconnect(q.a.client, a2) == 0);
+    for (int i = 0; i < 4; ++i) // B never answers: 1 + 3 DREQs
+        q.a.advance(576);
+    ipc::CmEventRecord e = q.a.event();
+    CHECK(e.event == RDMA_CM_EVENT_DISCONNECTED);
+    CHECK(e.status == -ETIMEDOUT);
+    q.a.advance(512);
+    CHECK(q.a.event().event == RDMA_CM_EVENT_TIMEWAIT_EXIT);
+}
+
+TEST_CASE("cm: rdma_notify(COMM_EST) establishes a passive side that got data before the RTU") {
+    Pair p;
+    auto [active, passive] = connect_pair(p, false);
+    (void)active;
+    CHECK(p.b.agent.notify(p.b.client, {passive, IBV_EVENT_PATH_MIG}) == EINVAL);
+    REQUIRE(p.b.agent.notify(p.b.client, {passive, IBV_EVENT_COMM_EST}) == 0);
+    CHECK(p.b.event().event == RDMA_CM_EVENT_ESTABLISHED);
+    CHECK(p.b.agent.notify(p.b.client, {passive, IBV_EVENT_COMM_EST}) == EISCONN);
+    deliver(p.a, p.b); // the RTU, late: nothing more happens
+    CHECK(p.b.no_event());
+    p.b.advance(10'000);
+    CHECK(p.b.env.sent.empty()); // and the REP is not retried
+}
