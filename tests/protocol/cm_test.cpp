@@ -14,6 +14,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <random>
 #include <vector>
 
 namespace {
@@ -620,4 +621,40 @@ TEST_CASE("cm: rdma_notify(COMM_EST) establishes a passive side that got data be
     CHECK(p.b.no_event());
     p.b.advance(10'000);
     CHECK(p.b.env.sent.empty()); // and the REP is not retried
+}
+
+TEST_CASE("cm: random MADs, valid headers or not, are all counted and break nothing") {
+    Pair p;
+    auto [active, passive] = connect_pair(p);
+    std::mt19937 rng(5);
+    Bytes m(mad::kMadSize);
+    for (int i = 0; i < 20000; ++i) {
+        for (auto& b : m)
+            b = static_cast<uint8_t>(rng());
+        if (i % 2) { // mostly a CM header with a real attribute: the decoders and lookups run
+            m[0] = mad::kBaseVersion;
+            m[1] = mad::kClassCm;
+            m[2] = mad::kClassVersion;
+            m[3] = mad::kMethodSend;
+            m[16] = 0;
+            m[17] = static_cast<uint8_t>(0x10 + rng() % 9);
+        }
+        const size_t len = i % 7 ? m.size() : rng() % m.size();
+        p.b.agent.receive(i % 3 ? kA : ip("127.0.9.50"), m.data(), len);
+    }
+    const auto& c = p.b.agent.counters();
+    const uint64_t counted = c.rx_malformed + c.rx_not_cm + c.rx_unknown_attr + c.rx_unsupported +
+                             c.rx_duplicates + c.rx_unmatched + c.rx_bad_state + c.req_no_listener +
+                             c.req_rejected + c.req_backlog_drops;
+    CHECK(c.rx_mads == 20000 + 2); // and the REQ and RTU of the connection
+    CHECK(counted + c.connections >= 20000);
+    // The connection is still there and still ends as it should.
+    REQUIRE(p.a.agent.disconnect(p.a.client, active) == 0);
+    p.b.env.sent.clear();
+    deliver(p.a, p.b);
+    ipc::CmEventRecord e{};
+    do {
+        e = p.b.event();
+    } while (e.event != kNoEvent && e.id != passive);
+    CHECK(e.event == RDMA_CM_EVENT_DISCONNECTED);
 }
