@@ -14,21 +14,24 @@ namespace nicsim {
 namespace {
 
 void usage(const char* why) {
-    std::fprintf(stderr,
-                 "nicsimd: %s\n"
-                 "usage: nicsimd --address A.B.C.D --socket PATH --log-file PATH\n"
-                 "               [--name emu0] [--log-level trace|debug|info|warn|error]\n"
-                 "               [--mtu 256|512|1024|2048|4096] [--udp-port N]\n"
-                 "               [--poll-us N]   (polling after work before sleeping)\n"
-                 "               [--pcap FILE] [--pcap-limit BYTES]   (capture stops there)\n"
-                 "               [--allow-uid UID[,UID...]]   (besides ours and root)\n"
-                 "               [--max-per-process qp=N,cq=N,mr=N,context=N]   (any of them)\n"
-                 "               [--peers A.B.C.D,...]   (every host of the set, for multicast)\n"
-                 "               [--diag-dir DIR]   (where the set's NICs tell each other why)\n"
-                 "               [--drop P] [--duplicate P] [--reorder P] [--corrupt P]\n"
-                 "               [--delay-us D] [--seed S]   (P: probability 0..1)\n"
-                 "Usually started by `rdmaemu up`.\n",
-                 why);
+    std::fprintf(
+        stderr,
+        "nicsimd: %s\n"
+        "usage: nicsimd --address A.B.C.D --socket PATH --log-file PATH\n"
+        "               [--name emu0] [--log-level trace|debug|info|warn|error]\n"
+        "               [--mtu 256|512|1024|2048|4096] [--udp-port N]\n"
+        "               [--poll-us N]   (polling after work before sleeping)\n"
+        "               [--pcap FILE] [--pcap-limit BYTES]   (capture stops there)\n"
+        "               [--allow-uid UID[,UID...]]   (besides ours and root)\n"
+        "               [--max-per-process qp=N,cq=N,mr=N,context=N]   (any of them)\n"
+        "               [--peers A.B.C.D,...]   (every host of the set: multicast, rdma_cm)\n"
+        "               [--diag-dir DIR]   (where the set's NICs tell each other why)\n"
+        "               [--cm-response-timeout T] [--cm-retries N]   (rdma_cm: 4.096 us *\n"
+        "                 2^T for an answer, 0..31, default 20; N retries, 0..15, default 15)\n"
+        "               [--drop P] [--duplicate P] [--reorder P] [--corrupt P]\n"
+        "               [--delay-us D] [--seed S]   (P: probability 0..1)\n"
+        "Usually started by `rdmaemu up`.\n",
+        why);
 }
 
 bool valid_mtu(int mtu) {
@@ -116,6 +119,16 @@ std::optional<Config> parse_args(int argc, char** argv) {
                 if (comma == std::string::npos) break;
                 at = comma + 1;
             }
+        } else if (opt == "--cm-response-timeout" || opt == "--cm-retries") {
+            const int max = opt == "--cm-retries" ? 15 : 31;
+            int v = std::atoi(value.c_str());
+            if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
+                value.size() > 2 || v > max) {
+                usage((opt + " wants 0.." + std::to_string(max) + ", not " + value).c_str());
+                return std::nullopt;
+            }
+            (opt == "--cm-retries" ? c.cm_retries : c.cm_response_timeout) =
+                static_cast<uint8_t>(v);
         } else if (opt == "--pcap") {
             c.pcap_file = value;
         } else if (opt == "--pcap-limit") {

@@ -6,6 +6,7 @@
 
 #include "emu/share_limits.h"
 
+#include <cstdint>
 #include <netinet/in.h>
 #include <optional>
 #include <string>
@@ -43,6 +44,10 @@ struct Config {
     // --diag-dir: the set's directory, where each NIC's socket for the peers' reasons lies
     // (diag/peer_reasons.h). Empty: refusals reach peers as their NAK codes alone.
     std::string diag_dir;
+    // rdma_cm (nicsim/cm): how long a peer's CM may take to answer (4.096 us * 2^T) and how
+    // often a request is sent again; Linux's rdma_cm uses 20 (about 4 s) and 15.
+    uint8_t cm_response_timeout = 20;
+    uint8_t cm_retries = 15;
 };
 
 // Parses argv; on error prints the reason and usage to stderr and returns nothing.

@@ -22,6 +22,7 @@ namespace wire = emu::wire;
 namespace {
 constexpr int kBudgetPerTurn = 16; // packets one QP sends before the next QP's turn
 constexpr int kTurnsPerDrain = 64; // QP turns before the loop looks at its sockets again
+constexpr uint32_t kGsiQpn = 1;    // IBA 9.6.1.1.1: QP1, the general services interface
 
 std::string ipv4_text(uint32_t addr) {
     char text[INET_ADDRSTRLEN] = "?";
@@ -244,6 +245,7 @@ void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const
         ud::receive_multicast(*this, from.sin_addr.s_addr, mgid, h, payload, payload_len, len);
         return;
     }
+    if (h.dest_qpn == kGsiQpn && gsi_) return gsi_(from, h, payload, payload_len);
     Qp* qp = nic_.qp_by_qpn(h.dest_qpn);
     if (!qp || h.pkey != wire::kDefaultPkey) {
         ++link_.counters().unknown_qp;

@@ -4,6 +4,7 @@
 
 #include "diag/peer_reasons.h"
 #include "dma/dma_engine.h"
+#include "emu/wire/packet.h"
 #include "net/udp_link.h"
 #include "nic.h"
 #include "transport/transport_env.h"
@@ -14,6 +15,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <queue>
 #include <vector>
 
@@ -50,6 +52,10 @@ class Engine final : public DataPath, public TransportEnv {
     void schedule(Qp& qp) override;
     void set_timer(Qp& qp, uint64_t at_us) override;
     DmaEngine& dma() override { return dma_; }
+    // Packets for QP1 (the GSI: the CM's MADs) go to `gsi` (nicsim/cm/gsi_port.h).
+    using GsiReceiver = std::function<void(const sockaddr_in& from, const emu::wire::Headers& h,
+                                           const uint8_t* payload, size_t len)>;
+    void set_gsi(GsiReceiver gsi) { gsi_ = std::move(gsi); }
     Nic& nic() override { return nic_; }
     void async_event(int async_fd, ibv_event_type type, uint32_t handle, uint32_t reason) override;
     void tell_peer(uint32_t peer_addr, const PeerReason& reason) override;
@@ -80,6 +86,7 @@ class Engine final : public DataPath, public TransportEnv {
     uint64_t timer_armed_for_ = 0;
     std::vector<SessionObjects*> doorbells_; // sessions whose doorbell pages the NIC watches
     bool asleep_ = false;
+    GsiReceiver gsi_;
 };
 
 } // namespace nicsim

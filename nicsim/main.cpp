@@ -1,5 +1,7 @@
 // nicsimd: one emulated host's NIC. Serves control sessions on a unix socket and owns the
 // host's RoCE v2 port.
+#include "cm/cm_agent.h"
+#include "cm/gsi_port.h"
 #include "config.h"
 #include "control/server.h"
 #include "diag/peer_reasons.h"
@@ -80,6 +82,13 @@ int main(int argc, char** argv) {
             throw std::runtime_error(peers_error);
         nicsim::Engine engine(io, nic, link, *log, &peers);
         nic.set_data_path(&engine);
+        nicsim::cm::GsiPort gsi(io, link);
+        nicsim::cm::CmAgent cm(gsi, nicsim::cm::config_for(nic.device()), *log);
+        gsi.attach(cm);
+        engine.set_gsi([&gsi](const sockaddr_in& from, const emu::wire::Headers& h,
+                              const uint8_t* payload,
+                              size_t len) { gsi.receive(from, h, payload, len); });
+        nic.set_cm(&cm);
         // Shared with --allow-uid: the socket lets everyone connect, the uid check decides.
         const mode_t socket_mode = config->allowed_uids.empty() ? 0600 : 0666;
         nicsim::ControlServer server(io, nic, *log, config->socket_path, socket_mode,
@@ -94,6 +103,7 @@ int main(int argc, char** argv) {
                   nic.device().address_string(), nic.device().gid_string(), config->mtu,
                   config->socket_path);
         nicsim::PollLoop(io, engine, config->poll_us).run();
+        nic.set_cm(nullptr);
         nic.set_data_path(nullptr);
     } catch (const std::exception& e) {
         log->error("fatal: {}", e.what());

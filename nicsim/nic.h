@@ -20,6 +20,9 @@
 namespace nicsim {
 
 struct SessionObjects;
+namespace cm {
+class CmAgent;
+}
 
 // What the control path tells the data path (the transport engine), so it never holds on to
 // an object the control path frees.
@@ -148,6 +151,9 @@ class Nic {
 
     DataPath* data_path() const { return data_path_; }
     void set_data_path(DataPath* dp) { data_path_ = dp; }
+    // The host's communication manager (nicsim/cm), for CM sessions; null without one.
+    cm::CmAgent* cm() const { return cm_; }
+    void set_cm(cm::CmAgent* cm) { cm_ = cm; }
 
   private:
     Device device_;
@@ -175,6 +181,7 @@ class Nic {
     ObjectTotals totals_;
     ProcessShares shares_;
     DataPath* data_path_ = nullptr;
+    cm::CmAgent* cm_ = nullptr;
 };
 
 } // namespace nicsim

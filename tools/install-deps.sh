@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
   cmake g++ make pkg-config
-  libboost-dev libspdlog-dev catch2 libibverbs-dev libisal-dev
+  libboost-dev libspdlog-dev catch2 libibverbs-dev librdmacm-dev libisal-dev
   ibverbs-utils ibverbs-providers perftest rdmacm-utils qperf python3-pyverbs sockperf iperf3
   tshark iproute2 procps strace
   python3-matplotlib linux-perf # bench/: its plots, and syscall counts that do not slow the app

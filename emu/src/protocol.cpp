@@ -1,5 +1,7 @@
 #include "emu/ipc/protocol.h"
 
+#include "emu/ipc/cm_protocol.h"
+
 #include <array>
 
 namespace emu::ipc {
@@ -62,7 +64,28 @@ template <size_t... I> constexpr auto make_table(std::index_sequence<I...>) {
                                      "DetachMcast",
                                      "SrqOps",
                                      "ImportObject",
-                                     "ReopenContext"};
+                                     "ReopenContext",
+                                     "CmCreateChannel",
+                                     "CmDestroyChannel",
+                                     "CmGetEvent",
+                                     "CmCreateId",
+                                     "CmDestroyId",
+                                     "CmMigrateId",
+                                     "CmBindAddr",
+                                     "CmResolveAddr",
+                                     "CmResolveRoute",
+                                     "CmQueryId",
+                                     "CmListen",
+                                     "CmConnect",
+                                     "CmAccept",
+                                     "CmReject",
+                                     "CmEstablish",
+                                     "CmDisconnect",
+                                     "CmNotify",
+                                     "CmInitQpAttr",
+                                     "CmSetOption",
+                                     "CmJoinMcast",
+                                     "CmLeaveMcast"};
     static_assert(std::size(names) == sizeof...(I));
     return std::array<OpInfo, sizeof...(I)>{
         OpInfo{names[I], length_of<static_cast<Op>(I + 1)>()}...};

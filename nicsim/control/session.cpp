@@ -1,5 +1,7 @@
 #include "session.h"
 
+#include "cm/cm_agent.h"
+#include "cm/cm_dispatch.h"
 #include "control/peer_capabilities.h"
 #include "dispatch.h"
 #include "emu/ipc/message_check.h"
@@ -114,6 +116,12 @@ void Session::handle_request(const char* msg, size_t len, pid_t sender) {
         std::string text = status_();
         return send_reply(h, 0, text.data(), text.size());
     }
+    if (ipc::is_cm_op(h.op)) {
+        if (!cm_)
+            return end(std::string("protocol error: ") + ipc::op_name(op) +
+                       " on a session that is no CM session");
+        return cm::dispatch(*this, *nic_.cm(), *cm_, h, body);
+    }
     if (!context_)
         return end(std::string("protocol error: ") + ipc::op_name(op) +
                    " on a session that opened no device context");
@@ -143,6 +151,10 @@ void Session::hello(const ipc::Header& h, const ipc::HelloReq& req) {
         if (int err = open_context(fds)) return send_reply(h, err, nullptr, 0);
         nic_.shares().charge(emu::Share::Context, pid_);
         log_.info("{} opened {} for pid {} ({})", prefix_, nic_.device().name(), pid_, comm_);
+    } else if (req.flags & ipc::kHelloCm) {
+        if (!nic_.cm()) return send_reply(h, ENODEV, nullptr, 0);
+        cm_ = std::make_unique<cm::CmClient>(id_);
+        log_.info("{} opened the CM for pid {} ({})", prefix_, pid_, comm_);
     }
     send_reply(h, 0, &reply, sizeof reply, fds);
 }
@@ -249,9 +261,14 @@ void Session::end(const std::string& why) {
         dp->unwatch_doorbell(objects_);
     objects_.destroy_all(nic_);
     if (context_) nic_.shares().release(emu::Share::Context, pid_);
+    if (cm_) {
+        owned += nic_.cm()->id_count();
+        nic_.cm()->drop_client(*cm_);
+        owned -= nic_.cm()->id_count();
+    }
     if (why.rfind("protocol error", 0) == 0)
         log_.warn("{} (pid {} {}) ended: {}; freed {} objects", prefix_, pid_, comm_, why, owned);
-    else if (context_ || owned)
+    else if (context_ || cm_ || owned)
         log_.info("{} (pid {} {}) ended: {}; freed {} objects", prefix_, pid_, comm_, why, owned);
     boost::system::error_code ignored;
     sock_.close(ignored);

@@ -1,6 +1,7 @@
 // One control session: a client's connection, its requests and everything it owns.
 #pragma once
 
+#include "cm/cm_client.h"
 #include "data/shared_memory.h"
 #include "emu/ipc/protocol.h"
 #include "emu/ipc/socket_io.h"
@@ -36,6 +37,8 @@ class Session : public std::enable_shared_from_this<Session> {
     pid_t pid() const { return pid_; }
     const std::string& comm() const { return comm_; }
     bool is_context() const { return context_; }
+    // A CM session's state (Hello with kHelloCm: rdma_cm), else nullptr.
+    const cm::CmClient* cm_client() const { return cm_.get(); }
     bool net_raw() const { return net_raw_; }
     // The descriptors the request being handled carried (beyond its sender's memory).
     std::vector<UniqueFd> take_request_fds() { return std::move(request_fds_); }
@@ -87,6 +90,7 @@ class Session : public std::enable_shared_from_this<Session> {
     SharedMemory doorbell_page_;
     std::unique_ptr<boost::asio::posix::stream_descriptor> doorbell_wait_;
     SessionObjects objects_;
+    std::unique_ptr<cm::CmClient> cm_;
 };
 
 } // namespace nicsim

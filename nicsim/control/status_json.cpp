@@ -1,5 +1,6 @@
 #include "status_json.h"
 
+#include "cm/cm_agent.h"
 #include "session.h"
 
 #include "emu/verbs_names.h"
@@ -80,6 +81,15 @@ std::string host_status_json(const Nic& nic, const std::vector<const Session*>& 
                     ",\"mtu\":" + std::to_string(dev.config().mtu) + ",\"sessions\":[";
     bool first = true;
     for (const Session* s : sessions) {
+        if (const cm::CmClient* c = s->cm_client(); c && nic.cm()) {
+            if (!first) j += ",";
+            first = false;
+            j += "{\"session\":" + std::to_string(s->id()) +
+                 ",\"pid\":" + std::to_string(s->pid()) + ",\"comm\":\"" + json_escape(s->comm()) +
+                 "\",\"kind\":\"cm\",\"channels\":" + std::to_string(c->channel_count()) +
+                 ",\"cm_ids\":" + nic.cm()->ids_json(*c) + "}";
+            continue;
+        }
         if (!s->is_context()) continue; // probes (device lists, status) own nothing
         if (!first) j += ",";
         first = false;
@@ -105,6 +115,8 @@ std::string host_status_json(const Nic& nic, const std::vector<const Session*>& 
     if (const DataPath* dp = nic.data_path()) j += ",\"counters\":" + dp->counters_json();
     j += ",\"hw_counters\":" + nic.hw().json();
     j += ",\"errors\":" + nic.errors().json();
+    if (const cm::CmAgent* agent = nic.cm())
+        j += ",\"cm\":{" + cm::counters_json(agent->counters()) + "}";
     return j + "}";
 }
 

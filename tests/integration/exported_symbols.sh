@@ -1,8 +1,9 @@
 #!/bin/sh
-# Checks that our libibverbs.so.1 exports exactly what rdma-core's does: every defined dynamic
-# symbol with its binding, type (function/object) and version, the non-default name@IBVERBS_1.0
-# compat ones and the version-node symbols included, and the version definitions with their
-# inheritance chain. Prints a diff (system on the left, ours on the right) on mismatch.
+# Checks that one of our libraries (libibverbs.so.1, librdmacm.so.1) exports exactly what
+# rdma-core's does: every defined dynamic symbol with its binding, type (function/object) and
+# version, the non-default name@IBVERBS_1.0 compat ones and the version-node symbols included,
+# and the version definitions with their inheritance chain. Prints a diff (system on the left,
+# ours on the right) on mismatch.
 #
 # usage: exported_symbols.sh OUR_LIBRARY [SYSTEM_LIBRARY]
 # Exits 77 (skipped) when the system library or objdump is missing.

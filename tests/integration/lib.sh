@@ -306,3 +306,70 @@ emu_perftest() {
     grep -E '^[[:space:]]*#bytes' "$EMU_WORK/$PERF_LABEL.client" | head -n 1
     perftest_rows "$EMU_WORK/$PERF_LABEL.client" | tail -n 1
 }
+
+# Waits up to $3 seconds (default 20) for a CM ID of host $1 listening on port $2 (rdma_cm);
+# fails early if pid $4 (optional) dies.
+wait_cm_listen() {
+    local host=$1 port=$2 secs=${3:-20} pid=${4:-}
+    local i
+    for ((i = 0; i < secs * 10; i++)); do
+        emu_status >/dev/null
+        [[ $(emu_json "any(c['state'] == 'listen' and c['local'].endswith(':$port') for s in host($host)['sessions'] for c in s.get('cm_ids', []))") == True ]] && return 0
+        if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then return 1; fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# emu_cm_pair LABEL PORT SECS SERVER_CMD... -- CLIENT_CMD...
+# An rdma_cm program pair: the server on host 1 in the background, then, once host 1 has a CM
+# listener on PORT, the client on host 2. Each side is bounded by SECS (124: it ran out).
+# Output goes to $EMU_WORK/LABEL.server and LABEL.client, stderr to LABEL.server.err and
+# LABEL.client.err (programs such as rping write both, and their stdout is buffered); sets
+# PAIR_SERVER_RC, PAIR_CLIENT_RC and PAIR_SECS. Never fails by itself.
+emu_cm_pair() {
+    local label=$1 port=$2 secs=$3
+    shift 3
+    local server=() client=()
+    while (($#)) && [[ $1 != -- ]]; do
+        server+=("$1")
+        shift
+    done
+    shift
+    client=("$@")
+    local sout=$EMU_WORK/$label.server cout=$EMU_WORK/$label.client
+    local t0
+    t0=$(date +%s%N)
+    "$RDMAEMU" run --host 1 -- "${server[@]}" >"$sout" 2>"$sout.err" &
+    local spid=$!
+    emu_bg_register "$spid"
+    PAIR_CLIENT_RC=0
+    if wait_cm_listen 1 "$port" 20 "$spid"; then
+        timeout -k 5 "$secs" "$RDMAEMU" run --host 2 -- "${client[@]}" >"$cout" 2>"$cout.err" ||
+            PAIR_CLIENT_RC=$?
+    else
+        echo "server had no CM listener on port $port within 20 s (or exited)" >"$cout"
+        PAIR_CLIENT_RC=255
+    fi
+    local deadline=$((t0 + secs * 1000000000))
+    while kill -0 "$spid" 2>/dev/null && (($(date +%s%N) < deadline)); do sleep 0.1; done
+    if kill -0 "$spid" 2>/dev/null; then
+        kill -KILL "$spid" 2>/dev/null || true
+        wait "$spid" 2>/dev/null || true
+        echo "(killed by the test: still running after ${secs}s)" >>"$sout"
+        PAIR_SERVER_RC=124
+    else
+        PAIR_SERVER_RC=0
+        wait "$spid" || PAIR_SERVER_RC=$?
+    fi
+    PAIR_SECS=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+}
+
+# Prints the output of both ends of the last emu_cm_pair LABEL, for a failure report.
+emu_cm_pair_dump() {
+    local label=$1 f
+    for f in server server.err client client.err; do
+        echo "==== $label $f ($EMU_WORK/$label.$f):" >&2
+        tail -n 20 "$EMU_WORK/$label.$f" 2>/dev/null | cut -c1-300 >&2
+    done
+}

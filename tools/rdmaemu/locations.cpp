@@ -30,6 +30,10 @@ std::string verbs_lib_path() {
     return verbs_lib_dir() + "/libibverbs.so.1";
 }
 
+std::string rdmacm_lib_path() {
+    return verbs_lib_dir() + "/librdmacm.so.1";
+}
+
 std::string runtime_dir_abs() {
     std::error_code ec;
     fs::path dir = fs::absolute(emu::runtime_dir(), ec);

@@ -1,5 +1,5 @@
-// rdmaemu run: starts a program on one emulated host, with the emulator's libibverbs in place
-// of the system's.
+// rdmaemu run: starts a program on one emulated host, with the emulator's libibverbs and
+// librdmacm in place of the system's.
 #include "commands.h"
 #include "hostset.h"
 #include "locations.h"
@@ -22,7 +22,7 @@ constexpr int kExitNotFound = 127;
 
 constexpr OptionSpec kOptions[] = {
     {"host", "I", "the host to run on (see rdmaemu status)"},
-    {"preload", "", "load the library with LD_PRELOAD instead of LD_LIBRARY_PATH"},
+    {"preload", "", "load the libraries with LD_PRELOAD instead of LD_LIBRARY_PATH"},
     {"explain", "",
      "say on stderr why each error completion, refused verb or event happened "
      "(RDMAEMU_EXPLAIN=1)"},
@@ -55,11 +55,14 @@ int run(const ParsedArgs& args) {
                                    : "see 'rdmaemu status'");
         return kExitRunFailed;
     }
-    std::string lib = verbs_lib_path();
-    if (::access(lib.c_str(), R_OK) != 0) {
-        std::fprintf(stderr, "rdmaemu run: %s not found (build the verbs_api target)\n",
-                     lib.c_str());
-        return kExitRunFailed;
+    const std::string lib = verbs_lib_path();
+    const std::string cm_lib = rdmacm_lib_path();
+    for (const auto& [path, target] : {std::pair{lib, "verbs_api"}, {cm_lib, "rdmacm_api"}}) {
+        if (::access(path.c_str(), R_OK) != 0) {
+            std::fprintf(stderr, "rdmaemu run: %s not found (build the %s target)\n", path.c_str(),
+                         target);
+            return kExitRunFailed;
+        }
     }
 
     ::setenv("RDMAEMU_RUNTIME_DIR", runtime.c_str(), 1);
@@ -67,7 +70,7 @@ int run(const ParsedArgs& args) {
     ::unsetenv("RDMAEMU_SOCKET"); // it would override RDMAEMU_HOST in the library
     if (args.has("explain")) ::setenv("RDMAEMU_EXPLAIN", "1", 1);
     if (args.has("preload"))
-        prepend_env("LD_PRELOAD", lib);
+        prepend_env("LD_PRELOAD", lib + ":" + cm_lib);
     else
         prepend_env("LD_LIBRARY_PATH", verbs_lib_dir());
 #ifdef RDMAEMU_ASAN_RUNTIME
@@ -89,11 +92,12 @@ int run(const ParsedArgs& args) {
 
 } // namespace
 
-const CommandDef kRunCommand = {"run",
-                                "--host I [--preload] [--explain] -- PROGRAM [ARGS...]",
-                                "run PROGRAM on host I with the emulator's libibverbs",
-                                kOptions,
-                                true,
-                                run};
+const CommandDef kRunCommand = {
+    "run",
+    "--host I [--preload] [--explain] -- PROGRAM [ARGS...]",
+    "run PROGRAM on host I with the emulator's libibverbs and librdmacm",
+    kOptions,
+    true,
+    run};
 
 } // namespace rdmaemu

@@ -134,6 +134,11 @@ void print_sessions(const Json& doc) {
                             q.str("retransmits").c_str(), q.str("timeouts").c_str(),
                             q.str("naks_sent").c_str(), q.str("naks_received").c_str(),
                             q.str("rnr_naks_sent").c_str(), q.str("rnr_naks_received").c_str());
+        if (const Json* ids = s.find("cm_ids"))
+            for (const Json& c : ids->items)
+                std::printf("    cm id %-4s %-14s %-12s %s -> %s  qpn %s\n", c.str("id").c_str(),
+                            c.str("state").c_str(), c.str("cm_state").c_str(),
+                            c.str("local").c_str(), c.str("remote").c_str(), c.str("qpn").c_str());
         if (const Json* mrs = s.find("mrs"))
             for (const Json& m : mrs->items)
                 std::printf("    mr %-4s %s B  %-13s (%s B shared with the NIC)\n",
@@ -142,14 +147,17 @@ void print_sessions(const Json& doc) {
     }
 }
 
-// The host's wire counters on one line: name=value for every counter the daemon reports.
+// The host's wire (and CM) counters on a line each: name=value for every counter the daemon
+// reports.
 void print_counters(const Json& doc) {
-    const Json* c = doc.find("counters");
-    if (!c) return;
-    std::string line;
-    for (const auto& [name, value] : c->members)
-        line += " " + name + "=" + c->str(name);
-    std::printf("  wire:%s\n", line.c_str());
+    for (const auto& [member, label] : {std::pair{"counters", "wire"}, {"cm", "cm"}}) {
+        const Json* c = doc.find(member);
+        if (!c) continue;
+        std::string line;
+        for (const auto& [name, value] : c->members)
+            line += " " + name + "=" + c->str(name);
+        std::printf("  %s:%s\n", label, line.c_str());
+    }
 }
 
 // rxe's hw_counters and ours, on one line.

@@ -67,6 +67,13 @@ constexpr OptionSpec kOptions[] = {
               "how long each NIC keeps polling after work before it sleeps (default 50, 0 on a "
               "machine of 1 or 2 CPUs)",
               ValueKind::count),
+    to_daemon("cm-response-timeout", "T",
+              "rdma_cm: how long a peer's CM may take to answer, 4.096 us * 2^T (0..31; default "
+              "20, about 4 s, as Linux)",
+              ValueKind::count),
+    to_daemon("cm-retries", "N",
+              "rdma_cm: how often a CM request is sent again before it fails (0..15; default 15)",
+              ValueKind::count),
     to_daemon("udp-port", "N",
               "UDP port of the hosts' RoCE v2 traffic (default 4791; another one where Linux "
               "Soft-RoCE holds 4791)",

@@ -71,10 +71,38 @@ enum class Op : uint16_t {
     SrqOps,
     ImportObject,
     ReopenContext,
+    // rdma_cm (cm_protocol.h): only on a session opened with kHelloCm
+    CmCreateChannel,
+    CmDestroyChannel,
+    CmGetEvent,
+    CmCreateId,
+    CmDestroyId,
+    CmMigrateId,
+    CmBindAddr,
+    CmResolveAddr,
+    CmResolveRoute,
+    CmQueryId,
+    CmListen,
+    CmConnect,
+    CmAccept,
+    CmReject,
+    CmEstablish,
+    CmDisconnect,
+    CmNotify,
+    CmInitQpAttr,
+    CmSetOption,
+    CmJoinMcast,
+    CmLeaveMcast,
     Count, // not an op: one past the last
 };
 
 const char* op_name(Op op);
+
+// True for the rdma_cm ops (CmCreateChannel .. CmLeaveMcast).
+constexpr bool is_cm_op(uint16_t op) {
+    return op >= static_cast<uint16_t>(Op::CmCreateChannel) &&
+           op < static_cast<uint16_t>(Op::Count);
+}
 
 struct Header {
     uint32_t magic;
@@ -100,6 +128,8 @@ struct Empty {};
 // reasons.h). Without it the session is a probe (device list,
 // rdmaemu status).
 inline constexpr uint32_t kHelloContext = 1;
+// kHelloCm makes it a CM session (rdma_cm, cm_protocol.h): as opening the kernel's CM device.
+inline constexpr uint32_t kHelloCm = 2;
 struct HelloReq {
     uint32_t flags;
     uint32_t reserved;
