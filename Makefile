@@ -1,9 +1,10 @@
 # Front door: `make test` and `make demo` set up everything they need themselves.
 BUILD ?= build
 CMAKE_FLAGS ?=
+WERROR ?= OFF # ON in CI: compiler warnings are errors
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build test demo sanitize fuzz soak clean
+.PHONY: all deps build check test demo sanitize fuzz soak format clean
 
 all: build
 
@@ -11,13 +12,23 @@ deps:
 	@tools/install-deps.sh
 
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -DRDMAEMU_WERROR=$(WERROR) $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure
+
+# The quick loop while changing code: build, then the unit and protocol tests (no daemons, no VM,
+# no package installs; about a minute once built). Needs the packages `make deps` installs.
+check: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+	cd $(BUILD) && ctest -L 'unit|protocol' --output-on-failure
+
+# Every tracked C/C++ file as clang-format formats it (CI checks this).
+format:
+	git ls-files '*.c' '*.cpp' '*.h' | xargs clang-format-14 -i
 
 demo: build
 	@tools/demo.sh $(BUILD)

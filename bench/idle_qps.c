@@ -60,8 +60,8 @@ static int connect_qp(struct ibv_qp* qp, uint32_t dest, const union ibv_gid* gid
     a.ah_attr.grh.hop_limit = 1;
     a.ah_attr.port_num = port;
     if (ibv_modify_qp(qp, &a,
-                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                          IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
         return -1;
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_RTS;

@@ -7,8 +7,8 @@ packages=(
   ibverbs-utils ibverbs-providers perftest rdmacm-utils qperf python3-pyverbs sockperf iperf3
   tshark iproute2 procps strace
   python3-matplotlib linux-perf # bench/: its plots, and syscall counts that do not slow the app
-  # the fuzz targets (make fuzz): clang with libFuzzer and the sanitizer runtimes
-  clang-14 libclang-rt-14-dev
+  # the fuzz targets (make fuzz): clang with libFuzzer and the sanitizer runtimes; the format check
+  clang-14 libclang-rt-14-dev clang-format-14
   # the Soft-RoCE VM of the vm tests (tools/vm/rxe-vm): qemu, its root filesystem, a kernel to boot
   qemu-system-x86 debootstrap linux-image-amd64 e2fsprogs
 )

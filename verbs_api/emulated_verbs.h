@@ -31,7 +31,7 @@ decltype(::ibv_destroy_cq) ibv_destroy_cq;
 decltype(::ibv_destroy_qp) ibv_destroy_qp;
 decltype(::ibv_destroy_srq) ibv_destroy_srq;
 decltype(::ibv_detach_mcast) ibv_detach_mcast;
-int ibv_dofork_range(void* base, size_t size); // not in <infiniband/verbs.h>
+int ibv_dofork_range(void* base, size_t size);   // not in <infiniband/verbs.h>
 int ibv_dontfork_range(void* base, size_t size); // not in <infiniband/verbs.h>
 decltype(::ibv_fork_init) ibv_fork_init;
 decltype(::ibv_free_device_list) ibv_free_device_list;

@@ -30,8 +30,7 @@ std::shared_ptr<MappedMemory> MappedMemory::map(int memfd, uint64_t offset, uint
         *err = errno;
         return nullptr;
     }
-    return std::make_shared<MappedMemory>(static_cast<uint8_t*>(p), start, length,
-                                          std::move(rest));
+    return std::make_shared<MappedMemory>(static_cast<uint8_t*>(p), start, length, std::move(rest));
 }
 
 MappedMemory::~MappedMemory() {

@@ -1,6 +1,6 @@
 #include "device_limits.h"
-#include "emu/access_flags.h"
 #include "dma/mapped_memory.h"
+#include "emu/access_flags.h"
 #include "verbs.h"
 
 #include <cerrno>
@@ -68,7 +68,8 @@ std::shared_ptr<Memory> mr_memory(VerbContext& c, uint64_t addr, uint64_t length
     const char* refused = nullptr;
     if (c.request_fds.size() != 1)
         refused = "the request carries no memfd";
-    else if (pages.start < addr || pages.length > length || pages.start - addr > length - pages.length)
+    else if (pages.start < addr || pages.length > length ||
+             pages.start - addr > length - pages.length)
         refused = "the pages are not inside the MR";
     else if ((pages.start | pages.length | pages.offset) % page)
         refused = "not whole pages";
@@ -77,8 +78,9 @@ std::shared_ptr<Memory> mr_memory(VerbContext& c, uint64_t addr, uint64_t length
     if (!refused) {
         mapped = MappedMemory::map(c.request_fds[0].get(), pages.offset, pages.start, pages.length,
                                    process, &err);
-        if (!mapped) refused = err == EPERM ? "the memfd is not sealed against shrinking"
-                                            : std::strerror(err);
+        if (!mapped)
+            refused =
+                err == EPERM ? "the memfd is not sealed against shrinking" : std::strerror(err);
     }
     if (refused) {
         c.log.warn("{} the shared pages of the MR at {:#x} are not used ({}): the NIC reaches them "

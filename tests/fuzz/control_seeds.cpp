@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
                         .add<Op::QueryPkey>({1, 0})
                         .add<Op::Status>());
     // An RC QP to RTS and back, with its PD, MR and CQ.
-    ipc::RegMrReq mr{1, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, addr, sizeof buffer,
-                     addr, {}};
+    ipc::RegMrReq mr{1, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, addr, sizeof buffer, addr,
+                     {}};
     seeds.push_back(Conversation(true)
                         .add<Op::AllocPd>()
                         .add<Op::RegMr>(mr)
@@ -167,18 +167,18 @@ int main(int argc, char** argv) {
                         .add<Op::DestroySrq>({1, 0}));
     // Device memory, an MR on it, memory windows, a re-registration.
     ipc::ReregMrReq rereg{1, IBV_REREG_MR_CHANGE_ACCESS, 0, IBV_ACCESS_LOCAL_WRITE, 0, 0, 0, {}};
-    seeds.push_back(Conversation(true)
-                        .add<Op::AllocPd>()
-                        .add<Op::RegMr>(mr)
-                        .add<Op::ReregMr>(rereg)
-                        .add<Op::AllocDm>({4096, 0, 0})
-                        .add<Op::RegDmMr>({1, 1, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED,
-                                           0, 0, 4096})
-                        .add<Op::AllocMw>({1, IBV_MW_TYPE_2})
-                        .add<Op::ImportObject>({static_cast<uint32_t>(ipc::ImportType::Mr), 1})
-                        .add<Op::DeallocMw>({1, 0})
-                        .add<Op::DeregMr>({2, 0})
-                        .add<Op::FreeDm>({1, 0}));
+    seeds.push_back(
+        Conversation(true)
+            .add<Op::AllocPd>()
+            .add<Op::RegMr>(mr)
+            .add<Op::ReregMr>(rereg)
+            .add<Op::AllocDm>({4096, 0, 0})
+            .add<Op::RegDmMr>({1, 1, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED, 0, 0, 4096})
+            .add<Op::AllocMw>({1, IBV_MW_TYPE_2})
+            .add<Op::ImportObject>({static_cast<uint32_t>(ipc::ImportType::Mr), 1})
+            .add<Op::DeallocMw>({1, 0})
+            .add<Op::DeregMr>({2, 0})
+            .add<Op::FreeDm>({1, 0}));
     // XRC: a domain, an XRC SRQ, a target QP opened again; a tag-matching SRQ with a tag.
     ipc::CreateSrqExReq xsrq{1, IBV_SRQT_XRC, 1, 1, {16, 1, 0}, 0, 0};
     ipc::CreateSrqExReq tm{1, IBV_SRQT_TM, 0, 1, {16, 1, 0}, 8, 4};

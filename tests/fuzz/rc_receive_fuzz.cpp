@@ -43,8 +43,8 @@ struct Harness {
 
     explicit Harness(uint8_t setup) {
         mr = &rig.reg_mr(buf.data(), buf.size(),
-                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                             IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                             IBV_ACCESS_REMOTE_ATOMIC);
         QpOptions o;
         o.sq_psn = kSqPsn;
         o.rq_psn = kRqPsn;
@@ -69,17 +69,20 @@ struct Harness {
     }
 
     void post_send(uint8_t op, uint16_t off, uint16_t len, uint16_t remote) {
-        static constexpr ibv_wr_opcode kOps[] = {
-            IBV_WR_SEND,        IBV_WR_SEND_WITH_IMM,       IBV_WR_RDMA_WRITE,
-            IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ, IBV_WR_ATOMIC_FETCH_AND_ADD,
-            IBV_WR_ATOMIC_CMP_AND_SWP};
+        static constexpr ibv_wr_opcode kOps[] = {IBV_WR_SEND,
+                                                 IBV_WR_SEND_WITH_IMM,
+                                                 IBV_WR_RDMA_WRITE,
+                                                 IBV_WR_RDMA_WRITE_WITH_IMM,
+                                                 IBV_WR_RDMA_READ,
+                                                 IBV_WR_ATOMIC_FETCH_AND_ADD,
+                                                 IBV_WR_ATOMIC_CMP_AND_SWP};
         ibv_wr_opcode opcode = kOps[op % std::size(kOps)];
         bool atomic = opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
         uint32_t at = atomic ? off % (kBuf / 8) * 8 : off % kBuf;
         uint32_t n = atomic ? 8 : len % (kBuf - at + 1);
-        ipc::SendWqe w = rdma_wqe(0x2000 + op, opcode, reinterpret_cast<uint64_t>(buf.data()) +
-                                                           remote % (kBuf / 8) * 8,
-                                  0x1234);
+        ipc::SendWqe w =
+            rdma_wqe(0x2000 + op, opcode,
+                     reinterpret_cast<uint64_t>(buf.data()) + remote % (kBuf / 8) * 8, 0x1234);
         w.compare_add = len;
         rig.enqueue_send(*qp, w, {sge(buf.data() + at, n, *mr)});
         rig.doorbell();

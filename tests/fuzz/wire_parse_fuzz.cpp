@@ -37,8 +37,8 @@ void parse_packet(const uint8_t* data, size_t len) {
           h2.pkey == h.pkey && payload_len2 == payload_len && h2.reth.va == h.reth.va &&
           h2.reth.rkey == h.reth.rkey && h2.reth.length == h.reth.length &&
           h2.aeth.syndrome == h.aeth.syndrome && h2.aeth.msn == h.aeth.msn &&
-          h2.atomic_eth.va == h.atomic_eth.va && h2.deth.qkey == h.deth.qkey &&
-          h2.imm == h.imm && h2.xrc_srqn == h.xrc_srqn);
+          h2.atomic_eth.va == h.atomic_eth.va && h2.deth.qkey == h.deth.qkey && h2.imm == h.imm &&
+          h2.xrc_srqn == h.xrc_srqn);
 }
 
 } // namespace
