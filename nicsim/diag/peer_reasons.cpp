@@ -46,6 +46,10 @@ std::string PeerReasons::socket_path(const std::string& dir, uint32_t addr) {
     return dir + "/diag-" + ip + ".sock";
 }
 
+PeerReasons::~PeerReasons() {
+    if (fd_) ::unlink(socket_path(dir_, self_).c_str());
+}
+
 bool PeerReasons::open(const std::string& dir, in_addr self, std::string* error) {
     if (dir.empty()) return true;
     emu::Opened checked = emu::open_private_dir(dir);

@@ -23,6 +23,11 @@ class PeerReasons {
   public:
     static constexpr size_t kKept = 64; // records drained and not yet asked for, newest last
 
+    PeerReasons() = default;
+    PeerReasons(const PeerReasons&) = delete;
+    PeerReasons& operator=(const PeerReasons&) = delete;
+    ~PeerReasons(); // removes the socket it bound: `rdmaemu down` leaves only the logs
+
     // Binds DIR/diag-<self>.sock (an empty `dir`: off). False, with *error, when refused.
     bool open(const std::string& dir, in_addr self, std::string* error);
     bool is_open() const { return static_cast<bool>(fd_); }
