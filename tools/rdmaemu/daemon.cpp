@@ -35,9 +35,13 @@ int try_bind(uint32_t addr_host_order, int port) {
 
 } // namespace
 
+bool subnet_free(int subnet, int port) {
+    return try_bind((127u << 24) | (static_cast<unsigned>(subnet) << 8) | 1u, port) == 0;
+}
+
 std::optional<int> pick_subnet(int port) {
     for (int s = 0; s <= 254; ++s)
-        if (try_bind((127u << 24) | (static_cast<unsigned>(s) << 8) | 1u, port) == 0) return s;
+        if (subnet_free(s, port)) return s;
     return std::nullopt;
 }
 

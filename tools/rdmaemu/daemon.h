@@ -16,6 +16,8 @@ inline constexpr int kRoceV2Port = 4791;
 // The first S in 0..254 where UDP `port` is free on 127.0.S.1, so that sets of hosts in
 // different runtime directories get different addresses.
 std::optional<int> pick_subnet(int port);
+// Whether UDP `port` can be bound on 127.0.`subnet`.1 (no other set holds it).
+bool subnet_free(int subnet, int port);
 
 // True when something holds `port` on every address (0.0.0.0), as Linux Soft-RoCE (rdma_rxe)
 // does with 4791 once it is loaded.

@@ -1,6 +1,8 @@
 // rdmaemu: the command users type. Dispatches to one command and prints usage.
 #include "commands.h"
 
+#include "emu/ipc/protocol.h"
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -37,7 +39,7 @@ void print_command(std::FILE* out, const CommandDef& cmd) {
 }
 
 void usage(std::FILE* out) {
-    std::fprintf(out, "Usage: rdmaemu <command> [options]\n\n"
+    std::fprintf(out, "Usage: rdmaemu <command> [options]   (rdmaemu --version)\n\n"
                       "Emulated RDMA hosts on one machine: each host is a nicsimd daemon with "
                       "one RoCE v2 device\n(emu0) on its own address 127.0.S.<host>.\n\n"
                       "Commands:\n");
@@ -57,6 +59,9 @@ void usage(std::FILE* out) {
                  "  RDMAEMU_TRACE        write a verbs trace to this file (%%p: the pid); compare "
                  "two\n"
                  "                       with trace-compare\n"
+                 "  RDMAEMU_EXPLAIN=1    say on stderr why each error completion, refused verb "
+                 "or event\n"
+                 "                       happened (what run --explain sets)\n"
                  "\nrun exits with the program's status, or 125 when the host is not up, 126 or "
                  "127\nwhen the program cannot be executed or found. status exits 3 when no host "
                  "is up or\none of the set is down.\n"
@@ -80,6 +85,12 @@ int dispatch(int argc, char** argv) {
     std::string_view name = argc > 1 ? argv[1] : "--help";
     if (name == "--help" || name == "-h" || name == "help") {
         usage(stdout);
+        return 0;
+    }
+    if (name == "--version" || name == "version") {
+        // The commit is the one the build was configured from (CMake's configure step).
+        std::printf("rdmaemu %s (git %s), rdma-core 44 ABI, control protocol %u\n", RDMAEMU_VERSION,
+                    RDMAEMU_GIT_COMMIT, unsigned(emu::ipc::kVersion));
         return 0;
     }
     const CommandDef* cmd = nullptr;

@@ -39,6 +39,7 @@ constexpr OptionSpec to_daemon(std::string_view name, std::string_view value, st
 // Each host applies the faults, independently per packet, to the packets it sends.
 constexpr OptionSpec kOptions[] = {
     {"hosts", "N", "number of hosts to start (1-254)"},
+    {"subnet", "S", "put host i on 127.0.S.i (0..254; default: the first S whose port is free)"},
     {"mtu", "M", "path MTU of every host's port", kMtus, true},
     {"log-level", "L", "daemon log level", kLogLevels, true},
     to_daemon("drop", "P", "drop each sent packet with probability P (0..1)",
@@ -287,8 +288,16 @@ int up(const ParsedArgs& args) {
         return fail("runtime directory path too long for a unix socket: " + runtime);
     if (::access(nicsimd_path().c_str(), X_OK) != 0)
         return fail("nicsimd not found at " + nicsimd_path() + " (build the nicsimd target)");
+    struct stat st {};
+    const bool existed = ::lstat(runtime.c_str(), &st) == 0;
+    if (existed && S_ISDIR(st.st_mode) && ::access(runtime.c_str(), W_OK) != 0)
+        return fail("the runtime directory " + runtime + " is not writable (" +
+                    std::strerror(errno) +
+                    "): set RDMAEMU_RUNTIME_DIR to a directory you can write");
     if (auto err = prepare_own_dir(runtime, set_modes(args).dirs, "runtime directory"))
-        return fail(*err + " (remove it, or set RDMAEMU_RUNTIME_DIR to a directory of your own)");
+        return fail(*err + (existed ? " (remove it, or set RDMAEMU_RUNTIME_DIR to a directory of "
+                                      "your own)"
+                                    : " (set RDMAEMU_RUNTIME_DIR to a directory you can write)"));
     if (auto err = refuse_if_up(runtime)) return fail(*err);
     std::string pcap_dir;
     if (auto dir = args.get("pcap")) {
@@ -303,7 +312,17 @@ int up(const ParsedArgs& args) {
         if (!p) return fail("--udp-port wants a port number from 1 to 65535");
         port = *p;
     }
-    auto subnet = pick_subnet(port);
+    std::optional<int> subnet;
+    if (auto text = args.get("subnet")) {
+        subnet = parse_int(*text, 0, 254);
+        if (!subnet) return fail("--subnet wants a number from 0 to 254 (hosts on 127.0.S.i)");
+        if (!subnet_free(*subnet, port))
+            return fail("UDP port " + std::to_string(port) + " is taken on 127.0." + *text +
+                        ".1: another set runs there (see its rdmaemu status), or choose another "
+                        "--subnet");
+    } else {
+        subnet = pick_subnet(port);
+    }
     if (!subnet) {
         std::string why =
             "UDP port " + std::to_string(port) + " is taken on every 127.0.S.1 (S = 0..254)";
@@ -321,12 +340,13 @@ int up(const ParsedArgs& args) {
 
 } // namespace
 
-const CommandDef kUpCommand = {"up",
-                               "--hosts N [--mtu M] [--log-level L] [fault options] [--pcap DIR "
-                               "[--pcap-limit BYTES]] [--allow-uid UIDS]",
-                               "start N emulated hosts (nicsimd daemons on 127.0.S.1..N)",
-                               kOptions,
-                               false,
-                               up};
+const CommandDef kUpCommand = {
+    "up",
+    "--hosts N [--subnet S] [--mtu M] [--log-level L] [fault options] [--pcap DIR "
+    "[--pcap-limit BYTES]] [--allow-uid UIDS]",
+    "start N emulated hosts (nicsimd daemons on 127.0.S.1..N)",
+    kOptions,
+    false,
+    up};
 
 } // namespace rdmaemu
