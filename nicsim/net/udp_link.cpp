@@ -64,7 +64,7 @@ UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint
 UdpLink::~UdpLink() {
     flush();
     if (auto held = reorder_.flush())
-        write(held->dst, held->bytes.data(), held->bytes.size(), held->capture);
+        write(held->dst, held->bytes.data(), held->bytes.size(), held->capture, held->comment);
     pcap_.close();
 }
 
@@ -135,8 +135,7 @@ void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len) {
     size_t inner = len;
     wire::TrailerResult t = wire::split_mcast_trailer(data, len, &mgid, &inner);
     if (t == wire::TrailerResult::Truncated || t == wire::TrailerResult::BadGroup) {
-        if (pcap_.is_open())
-            pcap_.write_udp(from, endpoint(local_.s_addr, port_), {data, len}, PcapWriter::now());
+        capture(from, endpoint(local_.s_addr, port_), data, len);
         ++counters_.mcast_malformed;
         log_.debug("dropped packet from {}: {}", inet_ntoa(from.sin_addr), wire::describe(t));
         return;
@@ -145,8 +144,7 @@ void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len) {
     if (pcap_.is_open()) {
         uint8_t mac[6];
         if (mgid) wire::multicast_mac(mgid, mac);
-        pcap_.write_udp(from, endpoint(ip_dst, port_), {data, inner}, PcapWriter::now(),
-                        mgid ? mac : nullptr);
+        capture(from, endpoint(ip_dst, port_), data, inner, mgid ? mac : nullptr);
     }
     wire::Ipv4Flow flow{from.sin_addr.s_addr, ip_dst, ntohs(from.sin_port), port_};
     if (inner < wire::kIcrcLength || !wire::icrc_ok(flow, data, inner)) {
@@ -157,7 +155,20 @@ void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len) {
     on_packet_(from, data, inner, mgid);
 }
 
-void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture) {
+void UdpLink::capture(const sockaddr_in& src, const sockaddr_in& dst, const uint8_t* data,
+                      size_t len, const uint8_t* dst_mac, std::string_view comment) {
+    if (!pcap_.is_open()) return;
+    pcap_.write_udp(src, dst, {data, len}, PcapWriter::now(), dst_mac, comment);
+    if (capture_flush_posted_) return;
+    capture_flush_posted_ = true;
+    boost::asio::post(io_, [this] {
+        capture_flush_posted_ = false;
+        pcap_.flush();
+    });
+}
+
+void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool captured,
+                    std::string_view comment) {
     flush(); // the burst's packets went first
     ssize_t sent = ::sendto(sock_.native_handle(), data, len, MSG_DONTWAIT,
                             reinterpret_cast<const sockaddr*>(&dst), sizeof dst);
@@ -172,10 +183,7 @@ void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, boo
     ++counters_.tx_packets;
     ++counters_.tx_datagrams;
     counters_.tx_bytes += len;
-    if (capture && pcap_.is_open()) {
-        sockaddr_in self = endpoint(local_.s_addr, port_);
-        pcap_.write_udp(self, dst, {data, len}, PcapWriter::now());
-    }
+    if (captured) capture(endpoint(local_.s_addr, port_), dst, data, len, nullptr, comment);
 }
 
 uint8_t* UdpLink::packet_buffer() {
@@ -210,8 +218,7 @@ void UdpLink::queue(const sockaddr_in& dst, const uint8_t* data, size_t len) {
     burst_.commit(dst.sin_addr.s_addr, len);
     ++counters_.tx_packets;
     counters_.tx_bytes += len;
-    if (pcap_.is_open())
-        pcap_.write_udp(endpoint(local_.s_addr, port_), dst, {data, len}, PcapWriter::now());
+    capture(endpoint(local_.s_addr, port_), dst, data, len);
     if (!flush_posted_) {
         flush_posted_ = true;
         boost::asio::post(io_, [this] {
@@ -237,8 +244,7 @@ void UdpLink::send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len) {
     if (pcap_.is_open()) { // once, as the NIC sends it: to the group, without the trailer
         uint8_t mac[6];
         wire::multicast_mac(mgid, mac);
-        pcap_.write_udp(endpoint(local_.s_addr, port_), endpoint(group, port_), {packet, len},
-                        PcapWriter::now(), mac);
+        capture(endpoint(local_.s_addr, port_), endpoint(group, port_), packet, len, mac);
     }
     // The fabric's replication: one copy per host, the group in the trailer.
     std::vector<uint8_t> copy(len + wire::kMcastTrailerLength);
@@ -254,34 +260,52 @@ void UdpLink::send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len) {
     }
 }
 
+// What the fault injector does to a packet is captured with it (a comment per packet), so a
+// reader of the capture sees the loss or damage behind a retransmission.
 void UdpLink::send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, bool mcast_copy) {
     FaultInjector::Decision d = faults_.decide();
     if (d.drop) {
         ++counters_.fault_drops;
+        if (!mcast_copy)
+            capture(endpoint(local_.s_addr, port_), dst, packet, len, nullptr,
+                    "rdmaemu: dropped by the fault injector (--drop): never sent");
         return;
     }
+    std::string comment;
     if (d.corrupt) {
         ++counters_.fault_corruptions;
         // Damage to a multicast copy hits the packet, never the group it travels to (on a
         // network, a damaged IP destination fails the IP checksum and never arrives).
-        faults_.corrupt(packet, mcast_copy ? len - emu::wire::kMcastTrailerLength : len);
+        size_t bit =
+            faults_.corrupt(packet, mcast_copy ? len - emu::wire::kMcastTrailerLength : len);
+        comment = "rdmaemu: corrupted by the fault injector (--corrupt): bit " +
+                  std::to_string(bit % 8) + " of UDP payload byte " + std::to_string(bit / 8) +
+                  " flipped";
+    }
+    if (d.reorder) {
+        ++counters_.fault_reorders;
+        comment += std::string(comment.empty() ? "rdmaemu: " : "; ") +
+                   "held back by the fault injector (--reorder): sent after the next packet";
     }
     int copies = d.duplicate ? 2 : 1;
     if (d.duplicate) ++counters_.fault_duplicates;
-    if (d.reorder) ++counters_.fault_reorders;
     for (int c = 0; c < copies; ++c) {
-        Outgoing out{dst, std::vector<uint8_t>(packet, packet + len), !mcast_copy};
+        Outgoing out{dst, std::vector<uint8_t>(packet, packet + len), !mcast_copy,
+                     c == 0 ? comment
+                            : "rdmaemu: a duplicate made by the fault injector (--duplicate)"};
         auto ready = reorder_.push(std::move(out), d.reorder && c == 0);
         for (auto& p : ready) {
             if (d.delay_us == 0) {
-                write(p.dst, p.bytes.data(), p.bytes.size(), p.capture);
+                write(p.dst, p.bytes.data(), p.bytes.size(), p.capture, p.comment);
                 continue;
             }
             auto timer = std::make_shared<boost::asio::steady_timer>(
                 sock_.get_executor(), std::chrono::microseconds(d.delay_us));
             auto held = std::make_shared<Outgoing>(std::move(p));
             timer->async_wait([this, timer, held](const boost::system::error_code& ec) {
-                if (!ec) write(held->dst, held->bytes.data(), held->bytes.size(), held->capture);
+                if (!ec)
+                    write(held->dst, held->bytes.data(), held->bytes.size(), held->capture,
+                          held->comment);
             });
         }
     }
@@ -293,7 +317,7 @@ void UdpLink::arm_reorder_flush() {
     reorder_timer_.async_wait([this](const boost::system::error_code& ec) {
         if (ec) return;
         if (auto held = reorder_.flush())
-            write(held->dst, held->bytes.data(), held->bytes.size(), held->capture);
+            write(held->dst, held->bytes.data(), held->bytes.size(), held->capture, held->comment);
     });
 }
 

@@ -23,6 +23,7 @@
 #include <functional>
 #include <netinet/in.h>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nicsim {
@@ -75,13 +76,19 @@ class UdpLink {
         sockaddr_in dst{};
         std::vector<uint8_t> bytes;
         bool capture = true; // false: a multicast copy, captured once before replication
+        std::string comment; // what the fault injector did to it, for the capture
     };
     void wait_readable();
     // Receives until the socket is empty or a turn's budget is spent; false when it is empty.
     bool receive_batch();
     void receive_datagram(const sockaddr_in& from, uint8_t* data, size_t len, size_t segment);
     void receive_one(const sockaddr_in& from, uint8_t* data, size_t len);
-    void write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture = true);
+    void write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture = true,
+               std::string_view comment = {});
+    // Captures one packet; what one turn of the event loop captured reaches the file when the
+    // turn ends (a reader sees it at once; a killed daemon's capture ends at its last turn).
+    void capture(const sockaddr_in& src, const sockaddr_in& dst, const uint8_t* data, size_t len,
+                 const uint8_t* dst_mac = nullptr, std::string_view comment = {});
     void queue(const sockaddr_in& dst, const uint8_t* data, size_t len);
     // `mcast_copy`: a multicast copy with its trailer (not captured; corruption spares the
     // trailer).
@@ -104,6 +111,7 @@ class UdpLink {
     HwCounters* hw_ = nullptr;
     TxBurst burst_;
     bool flush_posted_ = false;
+    bool capture_flush_posted_ = false;
     bool gso_ = true; // off once the kernel refuses a GSO send
     std::vector<uint8_t> rx_buffers_;
 };
