@@ -1,5 +1,6 @@
 #include "net/pcap_writer.h"
 
+#include "pcapng_read.h"
 #include "temp_dir.h"
 
 #include <catch2/catch.hpp>
@@ -19,6 +20,7 @@
 #include <vector>
 
 using nicsim::PcapWriter;
+using pcapng_read::pad4;
 namespace fs = std::filesystem;
 
 namespace {
@@ -45,12 +47,6 @@ sockaddr_in endpoint(const char* ip, uint16_t port) {
     return sa;
 }
 
-uint32_t le32(const uint8_t* p) {
-    return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-uint16_t le16(const uint8_t* p) {
-    return static_cast<uint16_t>(p[0] | p[1] << 8);
-}
 uint16_t be16(const uint8_t* p) {
     return static_cast<uint16_t>(p[0] << 8 | p[1]);
 }
@@ -93,70 +89,6 @@ bool have_tshark() {
     return std::system("command -v tshark >/dev/null 2>&1") == 0;
 }
 
-// A pcapng file read back block by block, written from the pcapng draft, not from the writer.
-struct Packet {
-    uint64_t ns = 0;
-    std::vector<uint8_t> frame;
-    std::string comment;
-};
-struct Pcapng {
-    uint32_t linktype = 0, snaplen = 0;
-    uint8_t tsresol = 6; // the default when the option is missing
-    std::vector<Packet> packets;
-};
-
-size_t pad4(size_t n) {
-    return (n + 3) & ~size_t(3);
-}
-
-// Options from `p` to `end`: code -> value.
-std::vector<std::pair<uint16_t, std::string>> options(const uint8_t* p, const uint8_t* end) {
-    std::vector<std::pair<uint16_t, std::string>> out;
-    while (p + 4 <= end) {
-        uint16_t code = le16(p), len = le16(p + 2);
-        if (code == 0) break;
-        out.emplace_back(code, std::string(reinterpret_cast<const char*>(p + 4), len));
-        p += 4 + pad4(len);
-    }
-    return out;
-}
-
-Pcapng parse_pcapng(const std::vector<uint8_t>& b) {
-    Pcapng f;
-    size_t at = 0;
-    REQUIRE(b.size() >= 28);
-    REQUIRE(le32(&b[0]) == 0x0A0D0D0A);
-    REQUIRE(le32(&b[8]) == 0x1A2B3C4D);
-    CHECK(le16(&b[12]) == 1);
-    CHECK(le16(&b[14]) == 0);
-    while (at < b.size()) {
-        REQUIRE(at + 12 <= b.size());
-        uint32_t type = le32(&b[at]), len = le32(&b[at + 4]);
-        REQUIRE(len % 4 == 0);
-        REQUIRE(at + len <= b.size());
-        REQUIRE(le32(&b[at + len - 4]) == len); // trailing length
-        const uint8_t* body = &b[at + 8];
-        const uint8_t* end = &b[at + len - 4];
-        if (type == 1) { // Interface Description
-            f.linktype = le16(body);
-            f.snaplen = le32(body + 4);
-            for (auto& [code, value] : options(body + 8, end))
-                if (code == 9) f.tsresol = static_cast<uint8_t>(value[0]);
-        } else if (type == 6) { // Enhanced Packet
-            Packet p;
-            p.ns = uint64_t(le32(body + 4)) << 32 | le32(body + 8);
-            uint32_t captured = le32(body + 12), original = le32(body + 16);
-            CHECK(captured == original);
-            p.frame.assign(body + 20, body + 20 + captured);
-            for (auto& [code, value] : options(body + 20 + pad4(captured), end))
-                if (code == 1) p.comment = value;
-            f.packets.push_back(std::move(p));
-        }
-        at += len;
-    }
-    return f;
-}
-
 // Bytes in the file for the header blocks and for one packet of `payload` bytes.
 constexpr size_t kHeaderBlocks = 52 + 32;
 size_t packet_block(size_t payload, size_t comment = 0) {
@@ -185,7 +117,7 @@ TEST_CASE("pcap: header blocks, packets and synthesized headers", "[pcap]") {
     const auto bytes = read_file(file.path);
     REQUIRE(bytes.size() ==
             kHeaderBlocks + packet_block(p1.size()) + packet_block(p2.size()) + packet_block(0));
-    Pcapng f = parse_pcapng(bytes);
+    pcapng_read::File f = pcapng_read::parse(bytes);
     CHECK(f.linktype == 1);
     CHECK(f.snaplen == 262144);
     CHECK(f.tsresol == 9); // nanoseconds
@@ -201,7 +133,7 @@ TEST_CASE("pcap: header blocks, packets and synthesized headers", "[pcap]") {
     REQUIRE(f.packets.size() == 3);
     for (size_t i = 0; i < 3; ++i) {
         const Expect& e = expect[i];
-        const Packet& pk = f.packets[i];
+        const pcapng_read::Packet& pk = f.packets[i];
         CHECK(pk.ns == e.ns);
         CHECK(pk.comment.empty());
         REQUIRE(pk.frame.size() == 42 + e.payload->size());
@@ -249,7 +181,7 @@ TEST_CASE("pcap: a packet carries its comment", "[pcap]") {
     }
     const auto bytes = read_file(file.path);
     CHECK(bytes.size() == kHeaderBlocks + packet_block(30, why.size()) + packet_block(30));
-    Pcapng f = parse_pcapng(bytes);
+    pcapng_read::File f = pcapng_read::parse(bytes);
     REQUIRE(f.packets.size() == 2);
     CHECK(f.packets[0].comment == why);
     CHECK(f.packets[1].comment.empty());
@@ -272,6 +204,11 @@ TEST_CASE("pcap: writes are buffered until flush", "[pcap]") {
     CHECK(fs::file_size(file.path) == kHeaderBlocks);
     REQUIRE(w.flush());
     CHECK(fs::file_size(file.path) == kHeaderBlocks + packet_block(100));
+    // A flushed file is a whole capture while the writer keeps it open: a reader sees the packet.
+    CHECK(pcapng_read::parse(read_file(file.path)).packets.size() == 1);
+    if (have_tshark())
+        CHECK(run("tshark -r '" + file.path.string() + "' -T fields -e udp.length 2>/dev/null") ==
+              "108\n");
     // Many records overflow the buffer and reach the file without an explicit flush.
     for (int i = 0; i < 5000; ++i)
         REQUIRE(w.write_udp(a, b, payload, PcapWriter::now()));
