@@ -213,8 +213,15 @@ void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, boo
     if (sent < 0) {
         // A full socket buffer loses the packet, as a congested link would; the transport
         // recovers it.
-        log_.debug("send to {} failed: {}", inet_ntoa(dst.sin_addr), std::strerror(errno));
+        const int err = errno;
+        log_.debug("send to {} failed: {}", inet_ntoa(dst.sin_addr), std::strerror(err));
         if (hw_) hw_->add(HwCounter::SendErr);
+        if (captured && pcap_.is_open()) {
+            std::string why(comment);
+            add_comment(why, std::string("rdmaemu: lost: the kernel refused it (") +
+                                 std::strerror(err) + "), as a congested link would");
+            capture(endpoint(local_.s_addr, port_), dst, data, len, nullptr, why);
+        }
         return;
     }
     if (hw_) hw_->add(HwCounter::SentPkts);
