@@ -228,7 +228,8 @@ void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, boo
     ++counters_.tx_packets;
     ++counters_.tx_datagrams;
     counters_.tx_bytes += len;
-    if (captured) capture(endpoint(local_.s_addr, port_), dst, data, len, nullptr, comment);
+    if (captured && pcap_.is_open())
+        capture(endpoint(local_.s_addr, port_), dst, data, len, nullptr, comment);
 }
 
 uint8_t* UdpLink::packet_buffer() {
@@ -263,7 +264,7 @@ void UdpLink::queue(const sockaddr_in& dst, const uint8_t* data, size_t len) {
     burst_.commit(dst.sin_addr.s_addr, len);
     ++counters_.tx_packets;
     counters_.tx_bytes += len;
-    capture(endpoint(local_.s_addr, port_), dst, data, len);
+    if (pcap_.is_open()) capture(endpoint(local_.s_addr, port_), dst, data, len);
     end_turn_later();
 }
 
