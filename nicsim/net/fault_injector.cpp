@@ -97,11 +97,12 @@ FaultInjector::Decision FaultInjector::decide() {
     return d;
 }
 
-void FaultInjector::corrupt(uint8_t* packet, size_t len) {
-    if (len == 0 || packet == nullptr) return;
+size_t FaultInjector::corrupt(uint8_t* packet, size_t len) {
+    if (len == 0 || packet == nullptr) return 0;
     const uint64_t r = corruption_.next();
     const uint64_t bit = below(r, static_cast<uint64_t>(len) * 8);
     packet[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+    return static_cast<size_t>(bit);
 }
 
 } // namespace nicsim

@@ -63,10 +63,11 @@ class FaultInjector {
     // the config, so packet n's fate depends only on the seed, the host, the probabilities and n.
     Decision decide();
 
-    // Flips one bit (uniformly chosen among all len * 8 bits) of `packet`; the caller passes the
-    // UDP payload, so the receiver's ICRC check catches it. Does nothing when len == 0. Draws
-    // from a stream of its own, so calling it does not shift the decide() sequence.
-    void corrupt(uint8_t* packet, size_t len);
+    // Flips one bit (uniformly chosen among all len * 8 bits) of `packet` and returns which
+    // (bit 0 is the first byte's least significant); the caller passes the UDP payload, so the
+    // receiver's ICRC check catches it. Does nothing when len == 0 (returns 0). Draws from a
+    // stream of its own, so calling it does not shift the decide() sequence.
+    size_t corrupt(uint8_t* packet, size_t len);
 
     const FaultConfig& config() const { return config_; }
 

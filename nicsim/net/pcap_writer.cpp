@@ -11,9 +11,20 @@ namespace nicsim {
 
 namespace {
 
-constexpr size_t kBufferSize = 256 * 1024; // always holds a whole record (at most ~64 KiB)
-constexpr size_t kEthernetLen = 14, kIpv4Len = 20, kUdpLen = 8, kRecordHeaderLen = 16;
+constexpr size_t kBufferSize = 256 * 1024; // always holds a whole block (at most ~64 KiB)
+constexpr size_t kEthernetLen = 14, kIpv4Len = 20, kUdpLen = 8;
 constexpr size_t kHeadersLen = kEthernetLen + kIpv4Len + kUdpLen;
+constexpr size_t kMaxComment = 1000;
+
+// pcapng blocks and options (draft-ietf-opsawg-pcapng).
+constexpr uint32_t kSectionHeader = 0x0A0D0D0A, kInterfaceDescription = 1, kEnhancedPacket = 6;
+constexpr uint32_t kByteOrderMagic = 0x1A2B3C4D;
+constexpr uint16_t kOptEnd = 0, kOptComment = 1, kOptShbUserAppl = 4, kOptIfTsresol = 9;
+constexpr size_t kEpbFixedLen = 28 + 4; // type .. original length, and the trailing length
+
+size_t pad4(size_t n) {
+    return (n + 3) & ~size_t(3);
+}
 
 void put_le32(std::vector<uint8_t>& out, uint32_t v) {
     for (int i = 0; i < 4; ++i)
@@ -22,6 +33,23 @@ void put_le32(std::vector<uint8_t>& out, uint32_t v) {
 void put_le16(std::vector<uint8_t>& out, uint16_t v) {
     out.push_back(static_cast<uint8_t>(v));
     out.push_back(static_cast<uint8_t>(v >> 8));
+}
+void put_pad(std::vector<uint8_t>& out, size_t n) {
+    out.insert(out.end(), pad4(n) - n, 0);
+}
+// One option: code, length, the value padded to 32 bits.
+void put_option(std::vector<uint8_t>& out, uint16_t code, std::string_view value) {
+    put_le16(out, code);
+    put_le16(out, static_cast<uint16_t>(value.size()));
+    out.insert(out.end(), value.begin(), value.end());
+    put_pad(out, value.size());
+}
+// The block's total length, at its start and its end, once the body is in place.
+void finish_block(std::vector<uint8_t>& out, size_t start) {
+    uint32_t len = static_cast<uint32_t>(out.size() + 4 - start);
+    put_le32(out, len);
+    for (int i = 0; i < 4; ++i)
+        out[start + 4 + size_t(i)] = static_cast<uint8_t>(len >> (8 * i));
 }
 void put_be16(uint8_t* p, uint16_t v) {
     p[0] = static_cast<uint8_t>(v >> 8);
@@ -94,13 +122,26 @@ bool PcapWriter::open(const std::string& path, uint64_t limit_bytes, StopHandler
     limit_ = limit_bytes;
     buffer_.clear();
     buffer_.reserve(kBufferSize);
-    put_le32(buffer_, kMagicNanoseconds);
-    put_le16(buffer_, 2); // version 2.4
-    put_le16(buffer_, 4);
-    put_le32(buffer_, 0); // thiszone
-    put_le32(buffer_, 0); // sigfigs
+    put_le32(buffer_, kSectionHeader);
+    put_le32(buffer_, 0); // total length, set by finish_block
+    put_le32(buffer_, kByteOrderMagic);
+    put_le16(buffer_, 1); // version 1.0
+    put_le16(buffer_, 0);
+    put_le32(buffer_, 0xffffffff); // section length: not given
+    put_le32(buffer_, 0xffffffff);
+    put_option(buffer_, kOptShbUserAppl, "rdmaemu nicsimd");
+    put_option(buffer_, kOptEnd, {});
+    finish_block(buffer_, 0);
+    size_t idb = buffer_.size();
+    put_le32(buffer_, kInterfaceDescription);
+    put_le32(buffer_, 0);
+    put_le16(buffer_, kLinktypeEthernet);
+    put_le16(buffer_, 0);
     put_le32(buffer_, kSnaplen);
-    put_le32(buffer_, kLinktypeEthernet);
+    const char nanoseconds = 9; // if_tsresol: 10^-9 s
+    put_option(buffer_, kOptIfTsresol, {&nanoseconds, 1});
+    put_option(buffer_, kOptEnd, {});
+    finish_block(buffer_, idb);
     file_bytes_ = buffer_.size();
     if (!flush()) return false; // an unwritable file shows at once
     on_stop_ = std::move(on_stop);
@@ -109,7 +150,7 @@ bool PcapWriter::open(const std::string& path, uint64_t limit_bytes, StopHandler
 
 bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
                            std::span<const uint8_t> payload, std::chrono::nanoseconds timestamp,
-                           const uint8_t* dst_mac) {
+                           const uint8_t* dst_mac, std::string_view comment) {
     if (!fd_) // never opened, closed, failed or stopped at the limit
         return false;
     if (payload.size() > kMaxUdpPayload) {
@@ -118,13 +159,20 @@ bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
         return false;
     }
     const size_t frame_len = kHeadersLen + payload.size();
-    if (file_bytes_ + kRecordHeaderLen + frame_len > limit_) return stop_at_limit();
-    file_bytes_ += kRecordHeaderLen + frame_len;
-    if (buffer_.size() + kRecordHeaderLen + frame_len > kBufferSize && !flush()) return false;
+    comment = comment.substr(0, kMaxComment);
+    const size_t options = comment.empty() ? 0 : 4 + pad4(comment.size()) + 4;
+    const size_t block_len = kEpbFixedLen + pad4(frame_len) + options;
+    if (file_bytes_ + block_len > limit_) return stop_at_limit();
+    file_bytes_ += block_len;
+    if (buffer_.size() + block_len > kBufferSize && !flush()) return false;
 
-    const int64_t ns = timestamp.count() < 0 ? 0 : timestamp.count();
-    put_le32(buffer_, static_cast<uint32_t>(ns / 1000000000));
-    put_le32(buffer_, static_cast<uint32_t>(ns % 1000000000));
+    const uint64_t ns = timestamp.count() < 0 ? 0 : static_cast<uint64_t>(timestamp.count());
+    const size_t block = buffer_.size();
+    put_le32(buffer_, kEnhancedPacket);
+    put_le32(buffer_, 0);
+    put_le32(buffer_, 0); // interface 0
+    put_le32(buffer_, static_cast<uint32_t>(ns >> 32));
+    put_le32(buffer_, static_cast<uint32_t>(ns));
     put_le32(buffer_, static_cast<uint32_t>(frame_len)); // captured length
     put_le32(buffer_, static_cast<uint32_t>(frame_len)); // original length
 
@@ -166,6 +214,12 @@ bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
     put_be16(udp + 6, check == 0 ? 0xffff : check); // 0 would mean "no checksum"
 
     buffer_.insert(buffer_.end(), payload.begin(), payload.end());
+    put_pad(buffer_, frame_len);
+    if (!comment.empty()) {
+        put_option(buffer_, kOptComment, comment);
+        put_option(buffer_, kOptEnd, {});
+    }
+    finish_block(buffer_, block);
     return true;
 }
 

@@ -1,11 +1,15 @@
-// A packet capture of a host's RoCE v2 traffic, for Wireshark/tshark: a classic pcap file whose
-// records are the UDP datagrams we send and receive, wrapped in the Ethernet, IPv4 and UDP
-// headers Linux would have put around them, so tools decode Ethernet / IPv4 / UDP / RoCE.
+// A packet capture of a host's RoCE v2 traffic, for Wireshark/tshark: a pcapng file whose
+// packets are the UDP datagrams we send and receive, wrapped in the Ethernet, IPv4 and UDP
+// headers Linux would have put around them, so tools decode Ethernet / IPv4 / UDP / RoCE. A
+// packet may carry a comment (pcapng's opt_comment): the fault injector's drops, duplicates,
+// corruptions and reorderings are captured with one, so a reader sees the loss behind a
+// retransmission (tshark -Y 'frame.comment', or -T fields -e frame.comment).
 //
-// Format: pcap with nanosecond timestamps (magic 0xa1b23c4d), little-endian, LINKTYPE_ETHERNET.
-// Nanoseconds because on loopback many packets leave within one microsecond: with microsecond
-// stamps they would tie and lose their order in time-based views (I/O graphs, RTT, "time since
-// previous"). Wireshark, tshark, tcpdump and libpcap >= 1.5 all read it.
+// Format: pcapng (a Section Header Block, one Interface Description Block, LINKTYPE_ETHERNET,
+// if_tsresol 9, then one Enhanced Packet Block per packet), little-endian. Nanosecond stamps
+// because on loopback many packets leave within one microsecond: with microsecond stamps they
+// would tie and lose their order in time-based views (I/O graphs, RTT, "time since previous").
+// Wireshark, tshark, tcpdump and libpcap >= 1.1 read it.
 //
 // Synthesized headers: Ethernet with MAC 02:52:a:b:c:d for IPv4 a.b.c.d at both ends (or the
 // multicast MAC the caller gives as destination) and ethertype 0x0800; IPv4 as our unconnected,
@@ -18,7 +22,9 @@
 // capture of the first packets (the start of a connection is what tells most).
 //
 // Not thread-safe: one writer per host, used from its event loop. Writes are buffered and go to
-// the file when the buffer fills, on flush() and on close(). Errors never throw: the first
+// the file on flush() (the link flushes once per turn of its event loop, so a reader sees each
+// packet as it happens and a killed daemon's file ends at its last whole turn), when the buffer
+// fills, and on close(). Errors never throw: the first
 // failure closes the file, sets error(), and that call and every later one return false. When
 // the capture stops after a successful open (limit reached or a write failed), the stop handler
 // given to open() is called once, with the reason, for the caller to log.
@@ -34,13 +40,13 @@
 #include <netinet/in.h>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nicsim {
 
 class PcapWriter {
   public:
-    static constexpr uint32_t kMagicNanoseconds = 0xa1b23c4d;
     static constexpr uint32_t kLinktypeEthernet = 1;
     static constexpr uint32_t kSnaplen = 262144;
     // An IPv4 datagram holds at most 65535 bytes: 20 of IPv4 header, 8 of UDP header.
@@ -63,12 +69,13 @@ class PcapWriter {
 
     // Appends one UDP datagram from `src` to `dst` (addresses and ports in network byte order,
     // as sockets use them) carrying `payload`, stamped `timestamp` since the Unix epoch.
-    // `dst_mac`, when given, is the Ethernet destination (a multicast group's MAC).
-    // Returns false when the writer is not open (never opened, closed, failed or stopped at its
-    // limit) or the payload exceeds kMaxUdpPayload (that one sets error() but keeps the file
-    // open).
+    // `dst_mac`, when given, is the Ethernet destination (a multicast group's MAC); `comment`,
+    // when not empty, goes with the packet. Returns false when the writer is not open (never
+    // opened, closed, failed or stopped at its limit) or the payload exceeds kMaxUdpPayload
+    // (that one sets error() but keeps the file open).
     bool write_udp(const sockaddr_in& src, const sockaddr_in& dst, std::span<const uint8_t> payload,
-                   std::chrono::nanoseconds timestamp, const uint8_t* dst_mac = nullptr);
+                   std::chrono::nanoseconds timestamp, const uint8_t* dst_mac = nullptr,
+                   std::string_view comment = {});
 
     // Writes the buffered records to the file.
     bool flush();

@@ -29,6 +29,34 @@ constexpr int UDP_GRO = 104;
 // A held (reordered) packet goes out after the next one, or after this long.
 constexpr auto kReorderHold = std::chrono::microseconds(200);
 
+// The comments a packet carries in the capture (pcapng opt_comment): what the fault injector
+// did to it, or why this NIC dropped it on arrival. tshark: -Y frame.comment.
+constexpr std::string_view kDropComment =
+    "rdmaemu: dropped by the fault injector (--drop): never sent";
+constexpr std::string_view kDuplicateComment =
+    "rdmaemu: a duplicate made by the fault injector (--duplicate)";
+constexpr std::string_view kReorderComment =
+    "rdmaemu: held back by the fault injector (--reorder): sent after the next packet";
+constexpr std::string_view kReorderTimeoutComment =
+    "rdmaemu: held back by the fault injector (--reorder): sent 200 us later, no packet followed";
+constexpr std::string_view kReorderShutdownComment =
+    "rdmaemu: held back by the fault injector (--reorder): sent at shutdown";
+constexpr std::string_view kIcrcDropComment =
+    "rdmaemu: ICRC wrong: dropped by this NIC (counted in icrc_errors)";
+
+// Joins one more note to a packet's comment.
+void add_comment(std::string& comment, std::string_view more) {
+    if (comment.empty()) {
+        comment = more;
+        return;
+    }
+    // "rdmaemu: a; b" rather than "rdmaemu: a; rdmaemu: b".
+    constexpr std::string_view prefix = "rdmaemu: ";
+    if (more.substr(0, prefix.size()) == prefix) more.remove_prefix(prefix.size());
+    comment += "; ";
+    comment += more;
+}
+
 sockaddr_in endpoint(uint32_t addr, uint16_t port) {
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
@@ -63,8 +91,7 @@ UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint
 
 UdpLink::~UdpLink() {
     flush();
-    if (auto held = reorder_.flush())
-        write(held->dst, held->bytes.data(), held->bytes.size(), held->capture);
+    send_held(kReorderShutdownComment);
     pcap_.close();
 }
 
@@ -136,20 +163,22 @@ void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len) {
     wire::TrailerResult t = wire::split_mcast_trailer(data, len, &mgid, &inner);
     if (t == wire::TrailerResult::Truncated || t == wire::TrailerResult::BadGroup) {
         if (pcap_.is_open())
-            pcap_.write_udp(from, endpoint(local_.s_addr, port_), {data, len}, PcapWriter::now());
+            capture(from, endpoint(local_.s_addr, port_), data, len, nullptr,
+                    std::string("rdmaemu: ") + wire::describe(t) + ": dropped by this NIC");
         ++counters_.mcast_malformed;
         log_.debug("dropped packet from {}: {}", inet_ntoa(from.sin_addr), wire::describe(t));
         return;
     }
     uint32_t ip_dst = mgid ? wire::multicast_ipv4(mgid) : local_.s_addr;
+    wire::Ipv4Flow flow{from.sin_addr.s_addr, ip_dst, ntohs(from.sin_port), port_};
+    const bool icrc_good = inner >= wire::kIcrcLength && wire::icrc_ok(flow, data, inner);
     if (pcap_.is_open()) {
         uint8_t mac[6];
         if (mgid) wire::multicast_mac(mgid, mac);
-        pcap_.write_udp(from, endpoint(ip_dst, port_), {data, inner}, PcapWriter::now(),
-                        mgid ? mac : nullptr);
+        capture(from, endpoint(ip_dst, port_), data, inner, mgid ? mac : nullptr,
+                icrc_good ? std::string_view{} : kIcrcDropComment);
     }
-    wire::Ipv4Flow flow{from.sin_addr.s_addr, ip_dst, ntohs(from.sin_port), port_};
-    if (inner < wire::kIcrcLength || !wire::icrc_ok(flow, data, inner)) {
+    if (!icrc_good) {
         ++counters_.icrc_errors; // rxe drops these too, silently
         return;
     }
@@ -157,25 +186,50 @@ void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len) {
     on_packet_(from, data, inner, mgid);
 }
 
-void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture) {
+void UdpLink::capture(const sockaddr_in& src, const sockaddr_in& dst, const uint8_t* data,
+                      size_t len, const uint8_t* dst_mac, std::string_view comment) {
+    if (!pcap_.is_open()) return;
+    pcap_.write_udp(src, dst, {data, len}, PcapWriter::now(), dst_mac, comment);
+    end_turn_later();
+}
+
+// One handler per turn of the event loop, however many packets the turn sent or captured: the
+// burst goes to the kernel in one sendmmsg, the capture to the file in one write.
+void UdpLink::end_turn_later() {
+    if (end_turn_posted_) return;
+    end_turn_posted_ = true;
+    boost::asio::post(io_, [this] {
+        end_turn_posted_ = false;
+        flush();
+        if (pcap_.is_open()) pcap_.flush();
+    });
+}
+
+void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool captured,
+                    std::string_view comment) {
     flush(); // the burst's packets went first
     ssize_t sent = ::sendto(sock_.native_handle(), data, len, MSG_DONTWAIT,
                             reinterpret_cast<const sockaddr*>(&dst), sizeof dst);
     if (sent < 0) {
         // A full socket buffer loses the packet, as a congested link would; the transport
         // recovers it.
-        log_.debug("send to {} failed: {}", inet_ntoa(dst.sin_addr), std::strerror(errno));
+        const int err = errno;
+        log_.debug("send to {} failed: {}", inet_ntoa(dst.sin_addr), std::strerror(err));
         if (hw_) hw_->add(HwCounter::SendErr);
+        if (captured && pcap_.is_open()) {
+            std::string why(comment);
+            add_comment(why, std::string("rdmaemu: lost: the kernel refused it (") +
+                                 std::strerror(err) + "), as a congested link would");
+            capture(endpoint(local_.s_addr, port_), dst, data, len, nullptr, why);
+        }
         return;
     }
     if (hw_) hw_->add(HwCounter::SentPkts);
     ++counters_.tx_packets;
     ++counters_.tx_datagrams;
     counters_.tx_bytes += len;
-    if (capture && pcap_.is_open()) {
-        sockaddr_in self = endpoint(local_.s_addr, port_);
-        pcap_.write_udp(self, dst, {data, len}, PcapWriter::now());
-    }
+    if (captured && pcap_.is_open())
+        capture(endpoint(local_.s_addr, port_), dst, data, len, nullptr, comment);
 }
 
 uint8_t* UdpLink::packet_buffer() {
@@ -210,15 +264,8 @@ void UdpLink::queue(const sockaddr_in& dst, const uint8_t* data, size_t len) {
     burst_.commit(dst.sin_addr.s_addr, len);
     ++counters_.tx_packets;
     counters_.tx_bytes += len;
-    if (pcap_.is_open())
-        pcap_.write_udp(endpoint(local_.s_addr, port_), dst, {data, len}, PcapWriter::now());
-    if (!flush_posted_) {
-        flush_posted_ = true;
-        boost::asio::post(io_, [this] {
-            flush_posted_ = false;
-            flush();
-        });
-    }
+    if (pcap_.is_open()) capture(endpoint(local_.s_addr, port_), dst, data, len);
+    end_turn_later();
 }
 
 void UdpLink::send(uint32_t dst_addr, uint8_t* packet, size_t len) {
@@ -237,8 +284,7 @@ void UdpLink::send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len) {
     if (pcap_.is_open()) { // once, as the NIC sends it: to the group, without the trailer
         uint8_t mac[6];
         wire::multicast_mac(mgid, mac);
-        pcap_.write_udp(endpoint(local_.s_addr, port_), endpoint(group, port_), {packet, len},
-                        PcapWriter::now(), mac);
+        capture(endpoint(local_.s_addr, port_), endpoint(group, port_), packet, len, mac);
     }
     // The fabric's replication: one copy per host, the group in the trailer.
     std::vector<uint8_t> copy(len + wire::kMcastTrailerLength);
@@ -254,34 +300,52 @@ void UdpLink::send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len) {
     }
 }
 
+// What the fault injector does to a packet is captured with it (a comment per packet), so a
+// reader of the capture sees the loss or damage behind a retransmission. A multicast copy is not
+// captured (the packet was, once, before the replication), so neither is what befalls it here.
 void UdpLink::send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, bool mcast_copy) {
     FaultInjector::Decision d = faults_.decide();
+    const bool captured = !mcast_copy && pcap_.is_open();
     if (d.drop) {
         ++counters_.fault_drops;
+        if (captured)
+            capture(endpoint(local_.s_addr, port_), dst, packet, len, nullptr, kDropComment);
         return;
     }
+    std::string damage; // what both copies of a duplicated packet share
     if (d.corrupt) {
         ++counters_.fault_corruptions;
         // Damage to a multicast copy hits the packet, never the group it travels to (on a
         // network, a damaged IP destination fails the IP checksum and never arrives).
-        faults_.corrupt(packet, mcast_copy ? len - emu::wire::kMcastTrailerLength : len);
+        size_t bit =
+            faults_.corrupt(packet, mcast_copy ? len - emu::wire::kMcastTrailerLength : len);
+        if (captured)
+            damage = "rdmaemu: corrupted by the fault injector (--corrupt): bit " +
+                     std::to_string(bit % 8) + " of UDP payload byte " + std::to_string(bit / 8) +
+                     " flipped";
     }
     int copies = d.duplicate ? 2 : 1;
     if (d.duplicate) ++counters_.fault_duplicates;
     if (d.reorder) ++counters_.fault_reorders;
     for (int c = 0; c < copies; ++c) {
-        Outgoing out{dst, std::vector<uint8_t>(packet, packet + len), !mcast_copy};
+        Outgoing out{dst, std::vector<uint8_t>(packet, packet + len), !mcast_copy, damage};
+        if (c == 1 && captured) add_comment(out.comment, kDuplicateComment);
         auto ready = reorder_.push(std::move(out), d.reorder && c == 0);
+        // A second packet ready is the one held back, going out after the packet just pushed.
+        if (ready.size() == 2 && ready.packets[1].capture && pcap_.is_open())
+            add_comment(ready.packets[1].comment, kReorderComment);
         for (auto& p : ready) {
             if (d.delay_us == 0) {
-                write(p.dst, p.bytes.data(), p.bytes.size(), p.capture);
+                write(p.dst, p.bytes.data(), p.bytes.size(), p.capture, p.comment);
                 continue;
             }
             auto timer = std::make_shared<boost::asio::steady_timer>(
                 sock_.get_executor(), std::chrono::microseconds(d.delay_us));
             auto held = std::make_shared<Outgoing>(std::move(p));
             timer->async_wait([this, timer, held](const boost::system::error_code& ec) {
-                if (!ec) write(held->dst, held->bytes.data(), held->bytes.size(), held->capture);
+                if (!ec)
+                    write(held->dst, held->bytes.data(), held->bytes.size(), held->capture,
+                          held->comment);
             });
         }
     }
@@ -292,9 +356,15 @@ void UdpLink::arm_reorder_flush() {
     reorder_timer_.expires_after(kReorderHold);
     reorder_timer_.async_wait([this](const boost::system::error_code& ec) {
         if (ec) return;
-        if (auto held = reorder_.flush())
-            write(held->dst, held->bytes.data(), held->bytes.size(), held->capture);
+        send_held(kReorderTimeoutComment);
     });
+}
+
+void UdpLink::send_held(std::string_view why) {
+    auto held = reorder_.flush();
+    if (!held) return;
+    if (held->capture && pcap_.is_open()) add_comment(held->comment, why);
+    write(held->dst, held->bytes.data(), held->bytes.size(), held->capture, held->comment);
 }
 
 } // namespace nicsim

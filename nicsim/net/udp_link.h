@@ -1,11 +1,14 @@
 // The host's wire: RoCE v2 datagrams on its own address, UDP port 4791 (or the one configured,
 // the same for every host of a set). Adds and checks the ICRC, applies the configured faults to
 // every outgoing packet, and records every packet sent and received to the host's pcap when
-// asked. Packets leave in bursts (tx_burst.h): what one turn of the event loop sends goes out
-// when the turn ends, a message's packets in one UDP GSO datagram; what arrives as one UDP GRO
-// datagram is cut back into its packets (UDP_GRO gives the segment size). It is also the fabric's
-// multicast replication: a packet to a multicast group goes to every host of the set (this one
-// included) with the group in a trailer (emu/wire/multicast.h), which the receiving link strips.
+// asked: a packet the fault injector dropped, duplicated, held back or corrupted, or one this
+// link dropped on arrival (bad ICRC, bad multicast trailer), with a comment that says so; what a
+// turn of the event loop captured reaches the file when the turn ends. Packets leave in bursts
+// (tx_burst.h): what one turn of the event loop sends goes out when the turn ends, a message's
+// packets in one UDP GSO datagram; what arrives as one UDP GRO datagram is cut back into its
+// packets (UDP_GRO gives the segment size). It is also the fabric's multicast replication: a packet
+// to a multicast group goes to every host of the set (this one included) with the group in a
+// trailer (emu/wire/multicast.h), which the receiving link strips.
 #pragma once
 
 #include "diag/hw_counters.h"
@@ -23,6 +26,7 @@
 #include <functional>
 #include <netinet/in.h>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nicsim {
@@ -75,18 +79,29 @@ class UdpLink {
         sockaddr_in dst{};
         std::vector<uint8_t> bytes;
         bool capture = true; // false: a multicast copy, captured once before replication
+        std::string comment; // what the fault injector did to it, for the capture
     };
     void wait_readable();
     // Receives until the socket is empty or a turn's budget is spent; false when it is empty.
     bool receive_batch();
     void receive_datagram(const sockaddr_in& from, uint8_t* data, size_t len, size_t segment);
     void receive_one(const sockaddr_in& from, uint8_t* data, size_t len);
-    void write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture = true);
+    void write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture = true,
+               std::string_view comment = {});
+    // Captures one packet; what one turn of the event loop captured reaches the file when the
+    // turn ends (a reader sees it at once; a killed daemon's capture ends at its last turn).
+    void capture(const sockaddr_in& src, const sockaddr_in& dst, const uint8_t* data, size_t len,
+                 const uint8_t* dst_mac = nullptr, std::string_view comment = {});
+    // Posts the end of this turn of the event loop, once: the burst goes out, the capture to
+    // its file.
+    void end_turn_later();
     void queue(const sockaddr_in& dst, const uint8_t* data, size_t len);
     // `mcast_copy`: a multicast copy with its trailer (not captured; corruption spares the
     // trailer).
     void send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, bool mcast_copy = false);
     void arm_reorder_flush();
+    // Sends the packet the reorder buffer holds, if any; `why` goes to its capture comment.
+    void send_held(std::string_view why);
 
     boost::asio::io_context& io_;
     boost::asio::posix::stream_descriptor sock_;
@@ -103,7 +118,7 @@ class UdpLink {
     LinkCounters counters_;
     HwCounters* hw_ = nullptr;
     TxBurst burst_;
-    bool flush_posted_ = false;
+    bool end_turn_posted_ = false;
     bool gso_ = true; // off once the kernel refuses a GSO send
     std::vector<uint8_t> rx_buffers_;
 };

@@ -18,17 +18,34 @@ ROCE_PORT = 4791
 PER_SEED = 24  # packets per rc_receive seed
 
 
-def packets(path):
-    """(src address, dst address, UDP payload) of each RoCE v2 datagram in a pcap file."""
-    with open(path, "rb") as f:
-        data = f.read()
+def frames(data):
+    """Frame bytes of each record of a classic pcap or a pcapng file (Ethernet link type)."""
+    if data[:4] == b"\x0a\x0d\x0d\x0a":  # pcapng: Enhanced Packet Blocks
+        endian = "<" if data[8:12] == b"\x4d\x3c\x2b\x1a" else ">"
+        at = 0
+        while at + 12 <= len(data):
+            btype, blen = struct.unpack_from(endian + "II", data, at)
+            if blen < 12 or at + blen > len(data):
+                break  # a file still being written may end in part of a block
+            if btype == 6:
+                incl = struct.unpack_from(endian + "I", data, at + 20)[0]
+                yield data[at + 28:at + 28 + incl]
+            at += blen
+        return
     magic = struct.unpack_from("<I", data, 0)[0]
     endian = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
     at = 24
     while at + 16 <= len(data):
         incl = struct.unpack_from(endian + "IIII", data, at)[2]
-        frame = data[at + 16:at + 16 + incl]
+        yield data[at + 16:at + 16 + incl]
         at += 16 + incl
+
+
+def packets(path):
+    """(src address, dst address, UDP payload) of each RoCE v2 datagram in a capture file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    for frame in frames(data):
         if len(frame) < 14 + 20 + 8 or frame[12:14] != b"\x08\x00":
             continue
         ip = frame[14:]

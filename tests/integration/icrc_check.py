@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Recomputes the RoCE v2 ICRC of every IPv4/UDP 4791 packet in pcap files and compares it with
-the packet's last 4 bytes: an implementation independent of nicsimd's (zlib's CRC-32, written
-from IBA vol. 1 and the wire note, not from our C++), so a shared misreading would have to be made
-twice. Checks itself first against a RoCE v2 CNP captured from a ConnectX-4 Lx NIC (scapy's
+"""Recomputes the RoCE v2 ICRC of every IPv4/UDP 4791 packet in capture files (pcap or pcapng)
+and compares it with the packet's last 4 bytes: an implementation independent of nicsimd's
+(zlib's CRC-32, written from IBA vol. 1 and the wire note, not from our C++), so a shared
+misreading would have to be made twice. Checks itself first against a RoCE v2 CNP captured from a ConnectX-4 Lx NIC (scapy's
 test/contrib/roce.uts, ICRC bytes 82 fd 00 2a).
 
 ICRC = CRC-32 (zlib: reflected 0xEDB88320, init and final xor 0xFFFFFFFF) over
@@ -11,7 +11,7 @@ ICRC = CRC-32 (zlib: reflected 0xEDB88320, init and final xor 0xFFFFFFFF) over
     ones | the rest of the UDP payload before the ICRC,
 stored least significant byte first.
 
-usage: icrc_check.py [--expect-wrong N] FILE.pcap...
+usage: icrc_check.py [--expect-wrong N] FILE.pcap...   (classic pcap or pcapng)
 exit 0 when there was at least one RoCE v2 packet and, in every file, every ICRC is right (or,
 with --expect-wrong, exactly N are wrong: a capture of hosts started with --corrupt)
 """
@@ -77,9 +77,13 @@ def check_ipv4(packet: bytes):
 
 
 def frames(path):
-    """Yields (number, linktype, frame bytes) of a classic pcap file."""
+    """Yields (number, linktype, frame bytes) of a classic pcap or a pcapng file (what nicsimd
+    writes: one section, little- or big-endian). Every record must be whole."""
     with open(path, "rb") as f:
         data = f.read()
+    if data[:4] == b"\x0a\x0d\x0d\x0a":
+        yield from pcapng_frames(path, data)
+        return
     if len(data) < 24:
         raise ValueError(f"{path}: {len(data)} bytes, no pcap global header")
     magic = data[:4]
@@ -88,7 +92,7 @@ def frames(path):
     elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
         endian = ">"
     else:
-        raise ValueError(f"{path}: not a classic pcap file (magic {magic.hex()})")
+        raise ValueError(f"{path}: neither pcap nor pcapng (magic {magic.hex()})")
     linktype = struct.unpack_from(endian + "I", data, 20)[0]
     off, n = 24, 0
     while off + 16 <= len(data):
@@ -103,6 +107,42 @@ def frames(path):
         off += incl
     if off != len(data):
         raise ValueError(f"{path}: {len(data) - off} stray bytes at the end")
+
+
+def pcapng_frames(path, data):
+    """Enhanced Packet Blocks of a pcapng file (draft-ietf-opsawg-pcapng), numbered from 1."""
+    if len(data) < 12:
+        raise ValueError(f"{path}: {len(data)} bytes, no pcapng section header")
+    bom = data[8:12]
+    if bom == b"\x4d\x3c\x2b\x1a":
+        endian = "<"
+    elif bom == b"\x1a\x2b\x3c\x4d":
+        endian = ">"
+    else:
+        raise ValueError(f"{path}: pcapng byte-order magic {bom.hex()}")
+    linktypes = []
+    off, n = 0, 0
+    while off < len(data):
+        if off + 12 > len(data):
+            raise ValueError(f"{path}: {len(data) - off} stray bytes at the end")
+        btype, blen = struct.unpack_from(endian + "II", data, off)
+        if blen < 12 or blen % 4 or off + blen > len(data):
+            raise ValueError(f"{path}: block at byte {off} (type {btype:#x}, {blen} bytes) truncated")
+        if struct.unpack_from(endian + "I", data, off + blen - 4)[0] != blen:
+            raise ValueError(f"{path}: block at byte {off}: trailing length differs")
+        if btype == 1:  # Interface Description
+            linktypes.append(struct.unpack_from(endian + "H", data, off + 8)[0])
+        elif btype == 6:  # Enhanced Packet
+            iface, _, _, incl, orig = struct.unpack_from(endian + "IIIII", data, off + 8)
+            n += 1
+            if iface >= len(linktypes):
+                raise ValueError(f"{path}: packet {n} on interface {iface}, not described")
+            if 28 + incl > blen - 4:
+                raise ValueError(f"{path}: packet {n} longer than its block")
+            if incl != orig:
+                raise ValueError(f"{path}: packet {n} cut to {incl} of {orig} bytes (snaplen)")
+            yield n, linktypes[iface], data[off + 28 : off + 28 + incl]
+        off += blen
 
 
 def ip_of(linktype, frame):

@@ -126,11 +126,14 @@ for h in 1 2; do
     records=$(python3 - "$pcap" <<'EOF'
 import struct, sys
 d = open(sys.argv[1], "rb").read()
-at, n = 24, 0
-assert struct.unpack("<I", d[:4])[0] == 0xA1B23C4D
-while at + 16 <= len(d):
-    at += 16 + struct.unpack("<I", d[at + 8:at + 12])[0]
-    n += 1
+at, n = 0, 0
+assert struct.unpack("<I", d[:4])[0] == 0x0A0D0D0A  # pcapng, little-endian
+while at + 12 <= len(d):
+    btype, blen = struct.unpack("<II", d[at:at + 8])
+    if blen < 12 or at + blen > len(d):
+        break
+    n += btype == 6  # Enhanced Packet Blocks
+    at += blen
 print(n if at == len(d) else -1)
 EOF
     )

@@ -1,5 +1,6 @@
 #include "net/pcap_writer.h"
 
+#include "pcapng_read.h"
 #include "temp_dir.h"
 
 #include <catch2/catch.hpp>
@@ -19,6 +20,7 @@
 #include <vector>
 
 using nicsim::PcapWriter;
+using pcapng_read::pad4;
 namespace fs = std::filesystem;
 
 namespace {
@@ -45,12 +47,6 @@ sockaddr_in endpoint(const char* ip, uint16_t port) {
     return sa;
 }
 
-uint32_t le32(const uint8_t* p) {
-    return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-uint16_t le16(const uint8_t* p) {
-    return static_cast<uint16_t>(p[0] | p[1] << 8);
-}
 uint16_t be16(const uint8_t* p) {
     return static_cast<uint16_t>(p[0] << 8 | p[1]);
 }
@@ -93,9 +89,15 @@ bool have_tshark() {
     return std::system("command -v tshark >/dev/null 2>&1") == 0;
 }
 
+// Bytes in the file for the header blocks and for one packet of `payload` bytes.
+constexpr size_t kHeaderBlocks = 52 + 32;
+size_t packet_block(size_t payload, size_t comment = 0) {
+    return 32 + pad4(42 + payload) + (comment ? 4 + pad4(comment) + 4 : 0);
+}
+
 } // namespace
 
-TEST_CASE("pcap: global header, records and synthesized headers", "[pcap]") {
+TEST_CASE("pcap: header blocks, packets and synthesized headers", "[pcap]") {
     TempFile file("bytes");
     auto a = endpoint("127.0.0.1", 49152), b = endpoint("127.0.0.2", 4791);
     const std::vector<uint8_t> p1{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}; // odd length
@@ -113,32 +115,29 @@ TEST_CASE("pcap: global header, records and synthesized headers", "[pcap]") {
         CHECK(w.error().empty());
     }
     const auto bytes = read_file(file.path);
-    REQUIRE(bytes.size() == 24 + 3 * (16 + 42) + p1.size() + p2.size() + p3.size());
-    CHECK(le32(&bytes[0]) == 0xa1b23c4d);
-    CHECK(le16(&bytes[4]) == 2);
-    CHECK(le16(&bytes[6]) == 4);
-    CHECK(le32(&bytes[8]) == 0);
-    CHECK(le32(&bytes[12]) == 0);
-    CHECK(le32(&bytes[16]) == 262144);
-    CHECK(le32(&bytes[20]) == 1);
+    REQUIRE(bytes.size() ==
+            kHeaderBlocks + packet_block(p1.size()) + packet_block(p2.size()) + packet_block(0));
+    pcapng_read::File f = pcapng_read::parse(bytes);
+    CHECK(f.linktype == 1);
+    CHECK(f.snaplen == 262144);
+    CHECK(f.tsresol == 9); // nanoseconds
 
     struct Expect {
         const sockaddr_in *src, *dst;
         const std::vector<uint8_t>* payload;
-        uint32_t sec, nsec;
+        uint64_t ns;
     };
-    const Expect expect[] = {{&a, &b, &p1, 1700000000, 123456789},
-                             {&b, &a, &p2, 1700000000, 123456790},
-                             {&a, &b, &p3, 0, 5}};
-    size_t at = 24;
-    for (const auto& e : expect) {
-        const uint8_t* rec = &bytes[at];
-        const uint32_t frame_len = uint32_t(42 + e.payload->size());
-        CHECK(le32(rec) == e.sec);
-        CHECK(le32(rec + 4) == e.nsec);
-        CHECK(le32(rec + 8) == frame_len);
-        CHECK(le32(rec + 12) == frame_len);
-        const uint8_t* eth = rec + 16;
+    const Expect expect[] = {{&a, &b, &p1, 1700000000123456789ull},
+                             {&b, &a, &p2, 1700000000123456790ull},
+                             {&a, &b, &p3, 5}};
+    REQUIRE(f.packets.size() == 3);
+    for (size_t i = 0; i < 3; ++i) {
+        const Expect& e = expect[i];
+        const pcapng_read::Packet& pk = f.packets[i];
+        CHECK(pk.ns == e.ns);
+        CHECK(pk.comment.empty());
+        REQUIRE(pk.frame.size() == 42 + e.payload->size());
+        const uint8_t* eth = pk.frame.data();
         const uint8_t* ip = eth + 14;
         const uint8_t* udp = ip + 20;
         // Ethernet: dst MAC, src MAC (02:52:<IPv4>), IPv4 ethertype.
@@ -165,28 +164,57 @@ TEST_CASE("pcap: global header, records and synthesized headers", "[pcap]") {
         uint32_t pseudo = ones_sum(0, ip + 12, 8) + 17u + be16(udp + 4);
         CHECK(ones_sum(pseudo, udp, 8 + e.payload->size()) == 0xffff);
         CHECK(std::equal(e.payload->begin(), e.payload->end(), udp + 8));
-        at += 16 + frame_len;
     }
-    CHECK(at == bytes.size());
+}
+
+TEST_CASE("pcap: a packet carries its comment", "[pcap]") {
+    TempFile file("comment");
+    auto a = endpoint("127.0.0.1", 4791), b = endpoint("127.0.0.2", 4791);
+    const std::vector<uint8_t> payload(30, 5);
+    const std::string why = "rdmaemu: dropped by the fault injector (--drop): never sent";
+    {
+        PcapWriter w;
+        REQUIRE(w.open(file.path.string()));
+        REQUIRE(w.write_udp(a, b, payload, PcapWriter::now(), nullptr, why));
+        REQUIRE(w.write_udp(a, b, payload, PcapWriter::now()));
+        REQUIRE(w.close());
+    }
+    const auto bytes = read_file(file.path);
+    CHECK(bytes.size() == kHeaderBlocks + packet_block(30, why.size()) + packet_block(30));
+    pcapng_read::File f = pcapng_read::parse(bytes);
+    REQUIRE(f.packets.size() == 2);
+    CHECK(f.packets[0].comment == why);
+    CHECK(f.packets[1].comment.empty());
+    if (!have_tshark()) {
+        WARN("tshark not installed; not asking it");
+        return;
+    }
+    CHECK(run("tshark -r '" + file.path.string() + "' -T fields -e frame.comment 2>/dev/null") ==
+          why + "\n\n");
 }
 
 TEST_CASE("pcap: writes are buffered until flush", "[pcap]") {
     TempFile file("flush");
     PcapWriter w;
     REQUIRE(w.open(file.path.string()));
-    CHECK(fs::file_size(file.path) == 24); // the global header goes out at once
+    CHECK(fs::file_size(file.path) == kHeaderBlocks); // the header blocks go out at once
     const std::vector<uint8_t> payload(100, 1);
     auto a = endpoint("127.0.0.1", 1000), b = endpoint("127.0.0.2", 4791);
     REQUIRE(w.write_udp(a, b, payload, PcapWriter::now()));
-    CHECK(fs::file_size(file.path) == 24);
+    CHECK(fs::file_size(file.path) == kHeaderBlocks);
     REQUIRE(w.flush());
-    CHECK(fs::file_size(file.path) == 24 + 16 + 42 + 100);
+    CHECK(fs::file_size(file.path) == kHeaderBlocks + packet_block(100));
+    // A flushed file is a whole capture while the writer keeps it open: a reader sees the packet.
+    CHECK(pcapng_read::parse(read_file(file.path)).packets.size() == 1);
+    if (have_tshark())
+        CHECK(run("tshark -r '" + file.path.string() + "' -T fields -e udp.length 2>/dev/null") ==
+              "108\n");
     // Many records overflow the buffer and reach the file without an explicit flush.
     for (int i = 0; i < 5000; ++i)
         REQUIRE(w.write_udp(a, b, payload, PcapWriter::now()));
-    CHECK(fs::file_size(file.path) > 24 + 16 + 42 + 100);
+    CHECK(fs::file_size(file.path) > kHeaderBlocks + packet_block(100));
     REQUIRE(w.close());
-    CHECK(fs::file_size(file.path) == 24 + 5001 * (16 + 42 + 100));
+    CHECK(fs::file_size(file.path) == kHeaderBlocks + 5001 * packet_block(100));
 }
 
 TEST_CASE("pcap: errors are reported, never thrown", "[pcap]") {
@@ -249,7 +277,7 @@ TEST_CASE("pcap: errors are reported, never thrown", "[pcap]") {
         big.pop_back();
         CHECK(w.write_udp(a, b, big, PcapWriter::now()));
         CHECK(w.close());
-        CHECK(fs::file_size(file.path) == 24 + 16 + 42 + big.size());
+        CHECK(fs::file_size(file.path) == kHeaderBlocks + packet_block(big.size()));
     }
 }
 
@@ -257,8 +285,8 @@ TEST_CASE("pcap: the limit stops the capture at a whole record, once", "[pcap]")
     TempFile file("limit");
     auto a = endpoint("127.0.0.1", 1000), b = endpoint("127.0.0.2", 4791);
     const std::vector<uint8_t> payload(100, 7);
-    const uint64_t record = 16 + 42 + 100;
-    const uint64_t limit = 24 + 2 * record + record / 2; // room for two records and a half
+    const uint64_t record = packet_block(100);
+    const uint64_t limit = kHeaderBlocks + 2 * record + record / 2; // two records and a half
     std::vector<std::string> stops;
     PcapWriter w;
     REQUIRE(
@@ -275,7 +303,7 @@ TEST_CASE("pcap: the limit stops the capture at a whole record, once", "[pcap]")
           std::string::npos);
     CHECK(w.error().empty()); // a limit is not an error
     CHECK(w.close());
-    CHECK(fs::file_size(file.path) == 24 + 2 * record);
+    CHECK(fs::file_size(file.path) == kHeaderBlocks + 2 * record);
 }
 
 TEST_CASE("pcap: the file is new and 0600 whatever the umask, never written through a link",
@@ -297,7 +325,7 @@ TEST_CASE("pcap: the file is new and 0600 whatever the umask, never written thro
         PcapWriter w;
         REQUIRE(w.open(path));
         REQUIRE(w.close());
-        CHECK(fs::file_size(path) == 24);
+        CHECK(fs::file_size(path) == kHeaderBlocks);
     }
     SECTION("a symbolic link there is refused and its target untouched") {
         const std::string victim = dir / "victim";

@@ -53,7 +53,9 @@ constexpr OptionSpec kOptions[] = {
     to_daemon("delay-us", "D", "delay every sent packet by D microseconds", ValueKind::count),
     to_daemon("seed", "S", "seed of the fault decisions: same seed, same faults (default 0)",
               ValueKind::count64),
-    {"pcap", "DIR", "capture each host's packets, sent and received, to DIR/host<i>.pcap"},
+    {"pcap", "DIR",
+     "capture each host's packets, sent and received, to DIR/host<i>.pcap (pcapng; what the "
+     "fault injector did to a packet in its comment)"},
     to_daemon("pcap-limit", "BYTES",
               "stop each capture before it passes BYTES (whole packets; default: no limit)",
               ValueKind::count64),
