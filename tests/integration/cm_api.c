@@ -100,7 +100,10 @@ int main(int argc, char** argv) {
     CHECK(rdma_disconnect(id) == -1 && errno == EINVAL, "disconnect what never connected");
     uint8_t tos = 32;
     CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, 1) == 0, "TOS");
-    CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, 4) == -1 && errno == EINVAL,
+    uint32_t tos_wide = 32; // the kernel reads optlen bytes before it checks the size
+    CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos_wide, sizeof tos_wide) ==
+                  -1 &&
+              errno == EINVAL,
           "TOS of the wrong size");
     int on = 1;
     CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &on, sizeof on) == 0,
