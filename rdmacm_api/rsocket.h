@@ -55,7 +55,7 @@ constexpr bool opening(Phase p) {
 }
 
 class VerbsQp : public QpPort {
-public:
+  public:
     ibv_qp* qp = nullptr;
     int post_send(ibv_send_wr& wr) override;
     int post_recv(ibv_recv_wr& wr) override;

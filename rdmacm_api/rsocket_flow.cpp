@@ -107,8 +107,8 @@ bool StreamFlow::start(const wire::ConnData& peer) {
     remote_sge_ = 1 % remote_sgl_.length; // entry 0 was the header's data_buf
     swap_ = ((peer.flags & wire::kFlagNetOrder) != 0) != wire::host_is_big_endian();
     if (peer.flags & wire::kFlagIomap)
-        remote_iomap_ = {remote_sgl_.addr + sizeof(wire::Sge) * remote_sgl_.length,
-                         remote_sgl_.key, wire::from_scale(peer.target_iomap_size)};
+        remote_iomap_ = {remote_sgl_.addr + sizeof(wire::Sge) * remote_sgl_.length, remote_sgl_.key,
+                         wire::from_scale(peer.target_iomap_size)};
     set_target_sge(0, peer.data_buf);
     send_limit_ = peer.credits;
     link_ = Link::Up;
@@ -237,7 +237,8 @@ int StreamFlow::grant() {
         p.sge[0] = {reinterpret_cast<uintptr_t>(&sge), sizeof sge, 0};
     } else {
         // A control slot of its own (after the send ring): grants may be in flight together.
-        uint8_t* slot = buffers_.send + buffers_.send_size + (ctrl_sent_ % kCtrlSlots) * kCtrlBufSize;
+        uint8_t* slot =
+            buffers_.send + buffers_.send_size + (ctrl_sent_ % kCtrlSlots) * kCtrlBufSize;
         std::memcpy(slot, &sge, sizeof sge);
         p.sge[0] = {reinterpret_cast<uintptr_t>(slot), sizeof sge, buffers_.send_lkey};
     }
@@ -389,7 +390,8 @@ int StreamFlow::send_keepalive() {
 }
 
 bool StreamFlow::all_sends_done() const {
-    return link_ != Link::Up || (ctrl_sent_ == ctrl_done_ && sq_free_ == limits_.sq_size - kCtrlSlots);
+    return link_ != Link::Up ||
+           (ctrl_sent_ == ctrl_done_ && sq_free_ == limits_.sq_size - kCtrlSlots);
 }
 
 } // namespace rdmacm::rs

@@ -37,7 +37,7 @@ inline constexpr uint64_t kRecvWrId = 1ull << 63;
 
 // The QP the flow posts on: ibv_post_send/recv on the real one; tests loop two flows.
 class QpPort {
-public:
+  public:
     virtual ~QpPort() = default;
     virtual int post_send(ibv_send_wr& wr) = 0; // 0 or an errno
     virtual int post_recv(ibv_recv_wr& wr) = 0;
@@ -65,12 +65,12 @@ struct FlowLimits {
 
 // Bytes to send, taken from an iovec list as the writes go.
 class Gather {
-public:
+  public:
     Gather(const iovec* iov, int iovcnt);
     size_t remaining() const { return remaining_; }
     void copy_to(uint8_t* dst, size_t len);
 
-private:
+  private:
     const iovec* iov_;
     int iovcnt_;
     int index_ = 0;
@@ -80,12 +80,12 @@ private:
 
 // Where received bytes go.
 class Scatter {
-public:
+  public:
     Scatter(const iovec* iov, int iovcnt);
     size_t remaining() const { return remaining_; }
     void copy_from(const uint8_t* src, size_t len);
 
-private:
+  private:
     const iovec* iov_;
     int iovcnt_;
     int index_ = 0;
@@ -100,7 +100,7 @@ enum class Link : uint8_t {
 };
 
 class StreamFlow {
-public:
+  public:
     StreamFlow(QpPort& qp, FlowLimits limits, FlowBuffers buffers);
 
     // What goes into our REQ or REP.
@@ -155,7 +155,7 @@ public:
     uint32_t peer_iomap_entries() const { return remote_iomap_.length; }
     bool swap() const { return swap_; }
 
-private:
+  private:
     struct Posted {
         ibv_sge sge[2];
         int nsge;
@@ -180,17 +180,17 @@ private:
     int error_ = 0;
 
     // Sending.
-    uint32_t sq_free_;             // send WRs for data
-    uint32_t ctrl_sent_ = 0;       // control messages posted...
-    uint32_t ctrl_done_ = 0;       // ...and completed
-    uint32_t ring_head_ = 0;       // next byte of the send ring to fill
-    uint32_t ring_free_;           // bytes not in flight
-    uint16_t send_seq_ = 0;        // messages sent
-    uint16_t send_limit_ = 0;      // the peer's grant: send while send_seq_ != send_limit_
-    uint32_t target_index_ = 0;    // the target SGL entry being written into
-    wire::Sge remote_sgl_{};       // the peer's target SGL (where our grants go)
-    uint32_t remote_sge_ = 0;      // the entry the next grant goes to
-    wire::Sge remote_iomap_{};     // the peer's iomap table
+    uint32_t sq_free_;          // send WRs for data
+    uint32_t ctrl_sent_ = 0;    // control messages posted...
+    uint32_t ctrl_done_ = 0;    // ...and completed
+    uint32_t ring_head_ = 0;    // next byte of the send ring to fill
+    uint32_t ring_free_;        // bytes not in flight
+    uint16_t send_seq_ = 0;     // messages sent
+    uint16_t send_limit_ = 0;   // the peer's grant: send while send_seq_ != send_limit_
+    uint32_t target_index_ = 0; // the target SGL entry being written into
+    wire::Sge remote_sgl_{};    // the peer's target SGL (where our grants go)
+    uint32_t remote_sge_ = 0;   // the entry the next grant goes to
+    wire::Sge remote_iomap_{};  // the peer's iomap table
 
     // Receiving.
     std::vector<uint32_t> rmsg_; // lengths of the Data messages not read yet (a ring)

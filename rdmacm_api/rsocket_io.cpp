@@ -137,8 +137,9 @@ int send_pending_iomaps(RSocket& s, std::unique_lock<std::mutex>& lock, int msg_
             if (wait_sendable(s, lock, s.nonblocking(msg_flags))) return -1;
             continue; // the list may have changed while we waited
         }
-        const wire::IoMap e{it->offset, {reinterpret_cast<uintptr_t>(it->mr->addr), it->mr->rkey,
-                                         static_cast<uint32_t>(it->mr->length)}};
+        const wire::IoMap e{it->offset,
+                            {reinterpret_cast<uintptr_t>(it->mr->addr), it->mr->rkey,
+                             static_cast<uint32_t>(it->mr->length)}};
         it->sent = true;
         if (s.flow->send_iomap(static_cast<uint32_t>(it->index), e)) return -1;
     }

@@ -52,8 +52,10 @@ void drain(int fd) {
     }
 }
 
-// The fds a socket in this phase sleeps on.
-int wait_fds(const RSocket& s, pollfd* out) {
+// The fds a socket in this phase sleeps on. The wake eventfd is for the thread sleeping in
+// wait_until only: rpoll does not take its wake-ups (nor would two sleepers stop waking each
+// other); it looks again every wake_up_interval.
+int wait_fds(const RSocket& s, pollfd* out, bool with_wake) {
     switch (s.phase) {
     case Phase::Listening:
     case Phase::ResolvingAddr:
@@ -66,7 +68,7 @@ int wait_fds(const RSocket& s, pollfd* out) {
         out[0] = {s.comp->fd, POLLIN, 0};
         out[1] = {s.fd, POLLIN, 0};
         out[2] = {s.wake_fd, POLLIN, 0};
-        return 3;
+        return with_wake ? 3 : 2;
     default:
         return 0;
     }
@@ -207,7 +209,7 @@ int wait_until(RSocket& s, std::unique_lock<std::mutex>& lock, bool nonblock,
         progress(s); // what came before the CQ was armed
         if (!ready(s)) {
             pollfd p[3];
-            const int n = wait_fds(s, p);
+            const int n = wait_fds(s, p, true);
             lock.unlock();
             sys_poll(p, static_cast<nfds_t>(n), d.wake_up_interval_ms);
             lock.lock();
@@ -253,7 +255,7 @@ RDMACM_EXPORT int rpoll(pollfd* fds, nfds_t nfds, int timeout) {
                 break;
             }
             pollfd p[3];
-            const int n = wait_fds(*s, p);
+            const int n = wait_fds(*s, p, false);
             for (int k = 0; k < n; ++k) {
                 sleep_on.push_back(p[k]);
                 owner.push_back(s);
@@ -276,8 +278,6 @@ RDMACM_EXPORT int rpoll(pollfd* fds, nfds_t nfds, int timeout) {
                 take_cq_events(*s);
             else if (sleep_on[k].fd == s->fd)
                 take_cm_events(*s);
-            else if (sleep_on[k].fd == s->wake_fd)
-                drain(s->wake_fd);
             if (s->waiter) kick(*s); // the events may have been the sleeping thread's
         }
         const int n = check_all(fds, nfds);
@@ -298,7 +298,8 @@ RDMACM_EXPORT int rselect(int nfds, fd_set* readfds, fd_set* writefds, fd_set* e
         if (out) events |= POLLOUT;
         if (in || out || ex) fds.push_back({fd, events, 0});
     }
-    const int ms = timeout ? static_cast<int>(timeout->tv_sec * 1000 + timeout->tv_usec / 1000) : -1;
+    const int ms =
+        timeout ? static_cast<int>(timeout->tv_sec * 1000 + timeout->tv_usec / 1000) : -1;
     const int ret = rpoll(fds.data(), fds.size(), ms);
     if (readfds) FD_ZERO(readfds);
     if (writefds) FD_ZERO(writefds);

@@ -176,6 +176,14 @@ int connect_failed(RSocket& s) {
     return -1;
 }
 
+// complete() took an event without error status: is it the one the step waits for? Else the
+// connection went another way (a DISCONNECTED before ESTABLISHED, say).
+bool got(const RSocket& s, rdma_cm_event_type want) {
+    if (s.id->event && s.id->event->event == want) return true;
+    errno = want == RDMA_CM_EVENT_ESTABLISHED ? ECONNRESET : EHOSTUNREACH;
+    return false;
+}
+
 // The peer's connect header from the event its ID holds.
 bool peer_conn_data(const rdma_cm_id* id, wire::ConnData& c) {
     const rdma_cm_event* e = id->event;
@@ -361,14 +369,15 @@ int drive_connect(RSocket& s) {
                 }
                 return connect_failed(s);
             }
+            if (!got(s, RDMA_CM_EVENT_ADDR_RESOLVED)) return connect_failed(s);
             s.retries = 0;
             s.phase = Phase::ResolvingRoute;
-        resolve_route: {
+        resolve_route : {
             const int to = 1000 << s.retries++;
             bool issued = false;
             if (!s.route.empty()) { // RDMA_ROUTE: the app's path, used once
-                issued = rdma_set_option(s.id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH,
-                                         s.route.data(), s.route.size()) == 0;
+                issued = rdma_set_option(s.id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, s.route.data(),
+                                         s.route.size()) == 0;
                 s.route.clear();
             }
             if (!issued && rdma_resolve_route(s.id, to) == 0) goto connect;
@@ -378,6 +387,7 @@ int drive_connect(RSocket& s) {
                 if (errno == EAGAIN) return -1;
                 return connect_failed(s);
             }
+            if (!got(s, RDMA_CM_EVENT_ROUTE_RESOLVED)) return connect_failed(s);
             goto connect;
         }
         case Phase::ResolvingRoute:
@@ -386,7 +396,8 @@ int drive_connect(RSocket& s) {
                 if (errno == ETIMEDOUT && s.retries <= kConnRetries) goto resolve_route;
                 return connect_failed(s);
             }
-        connect: {
+            if (!got(s, RDMA_CM_EVENT_ROUTE_RESOLVED)) return connect_failed(s);
+        connect : {
             if (create_endpoint(s)) return connect_failed(s);
             uint8_t header[wire::kConnDataSize];
             wire::encode(s.flow->local_conn_data(), header);
@@ -409,7 +420,8 @@ int drive_connect(RSocket& s) {
                 if (errno == EAGAIN) return -1;
                 return connect_failed(s);
             }
-        connected: {
+        connected : {
+            if (!got(s, RDMA_CM_EVENT_ESTABLISHED)) return connect_failed(s);
             wire::ConnData peer;
             if (!peer_conn_data(s.id, peer)) {
                 errno = ENOTSUP; // not an rsocket, or another version
@@ -427,6 +439,7 @@ int drive_connect(RSocket& s) {
                 if (errno == EAGAIN) return -1;
                 return connect_failed(s);
             }
+            if (!got(s, RDMA_CM_EVENT_ESTABLISHED)) return connect_failed(s);
             s.phase = Phase::Open;
             return 0;
         case Phase::Open:
@@ -524,8 +537,9 @@ RDMACM_EXPORT int rlisten(int socket, int backlog) {
 }
 
 // Takes one connection request off the listener: a new socket with its endpoint, answered
-// with our connect header. Blocking listeners wait for the request and for ESTABLISHED;
-// others return EAGAIN, and a socket that is still Accepting (its first use finishes it).
+// with our connect header (rdma_accept). A blocking listener waits for the request, others
+// return EAGAIN. The new socket may still be Accepting (the RTU not in yet): its first use
+// waits for ESTABLISHED, so that a thread can accept a connection it is making itself.
 RDMACM_EXPORT int raccept(int socket, sockaddr* addr, socklen_t* addrlen) {
     RSocket* l = lookup(socket);
     if (!l) return fail(EBADF);
@@ -577,18 +591,7 @@ RDMACM_EXPORT int raccept(int socket, sockaddr* addr, socklen_t* addrlen) {
             free_socket(s);
             return fail(err);
         }
-        lock.unlock();
         insert(s);
-        if (s->phase == Phase::Accepting && !nonblock) {
-            std::unique_lock slock(s->mutex);
-            if (finish_connect(*s, slock, false)) {
-                const int err = errno;
-                slock.unlock();
-                remove(s);
-                free_socket(s);
-                return fail(err);
-            }
-        }
         if (addr && addrlen) copy_addr(addr, addrlen, &s->id->route.addr.dst_addr);
         return s->fd;
     }
@@ -684,7 +687,8 @@ RDMACM_EXPORT int rsetsockopt(int socket, int level, int optname, const void* op
         case SO_SNDBUF: {
             std::lock_guard lock(s->mutex);
             if (!s->sbuf)
-                s->sbuf_size = std::max<uint32_t>(static_cast<uint32_t>(v) << 1, kSendLowWater << 1);
+                s->sbuf_size =
+                    std::max<uint32_t>(static_cast<uint32_t>(v) << 1, kSendLowWater << 1);
             return 0;
         }
         case SO_KEEPALIVE: {
@@ -754,8 +758,7 @@ RDMACM_EXPORT int rsetsockopt(int socket, int level, int optname, const void* op
     }
 }
 
-RDMACM_EXPORT int rgetsockopt(int socket, int level, int optname, void* optval,
-                              socklen_t* optlen) {
+RDMACM_EXPORT int rgetsockopt(int socket, int level, int optname, void* optval, socklen_t* optlen) {
     RSocket* s = lookup(socket);
     if (!s) return fail(EBADF);
     if (!optval || !optlen) return fail(EFAULT);
@@ -846,8 +849,7 @@ RDMACM_EXPORT int rgetsockopt(int socket, int level, int optname, void* optval,
                 d.path.sgid = sa.sgid;
                 d.path.dlid = sa.dlid;
                 d.path.slid = sa.slid;
-                d.path.flowlabel_hoplimit =
-                    htobe32(be32toh(sa.flow_label) << 8 | sa.hop_limit);
+                d.path.flowlabel_hoplimit = htobe32(be32toh(sa.flow_label) << 8 | sa.hop_limit);
                 d.path.tclass = sa.traffic_class;
                 d.path.reversible_numpath = static_cast<uint8_t>(sa.reversible << 7 | 1);
                 d.path.pkey = sa.pkey;
