@@ -87,7 +87,7 @@ int conn_param_for(CmId* p, const rdma_conn_param* src, uint32_t qp_num, uint8_t
     dst.responder_resources = p->responder_resources;
     dst.initiator_depth = p->initiator_depth;
     size_t len = p->connect_data.size();
-    std::memcpy(dst.private_data, p->connect_data.data(), len);
+    if (len) std::memcpy(dst.private_data, p->connect_data.data(), len); // data() may be null
     if (src) {
         dst.flow_control = src->flow_control;
         dst.retry_count = src->retry_count;
