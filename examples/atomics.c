@@ -13,11 +13,13 @@
 #include <infiniband/verbs.h>
 
 static void connect_qp(struct ibv_qp* qp, const struct conn_info* peer, uint32_t my_psn) {
+    int err; // the verbs that can fail return an errno value
     // The peer may run atomics on our memory through this QP (the MR must allow it too).
     struct ibv_qp_attr a = {
         .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_REMOTE_ATOMIC};
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-        die("ibv_modify_qp(INIT): %s", strerror(errno));
+    if ((err = ibv_modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)))
+        die("ibv_modify_qp(INIT): %s", strerror(err));
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_RTR;
     a.path_mtu = IBV_MTU_1024;
@@ -29,10 +31,10 @@ static void connect_qp(struct ibv_qp* qp, const struct conn_info* peer, uint32_t
     memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
     a.ah_attr.grh.hop_limit = 1;
     a.ah_attr.port_num = 1;
-    if (ibv_modify_qp(qp, &a,
-                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-        die("ibv_modify_qp(RTR): %s", strerror(errno));
+    if ((err = ibv_modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
+        die("ibv_modify_qp(RTR): %s", strerror(err));
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_RTS;
     a.sq_psn = my_psn;
@@ -40,10 +42,10 @@ static void connect_qp(struct ibv_qp* qp, const struct conn_info* peer, uint32_t
     a.retry_cnt = 7;
     a.rnr_retry = 7;
     a.max_rd_atomic = 1; // READs and atomics we may have outstanding
-    if (ibv_modify_qp(qp, &a,
-                      IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                          IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-        die("ibv_modify_qp(RTS): %s", strerror(errno));
+    if ((err = ibv_modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                 IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)))
+        die("ibv_modify_qp(RTS): %s", strerror(err));
 }
 
 // Waits up to 10 s for one completion and checks it succeeded.
@@ -75,7 +77,8 @@ static uint64_t atomic_op(struct ibv_qp* qp, struct ibv_cq* cq, struct ibv_mr* m
                                            .compare_add = compare_add, // the addend, or compare
                                            .swap = swap}},             // CMP_AND_SWP only
         *bad;
-    if (ibv_post_send(qp, &wr, &bad)) die("ibv_post_send: %s", strerror(errno));
+    int err = ibv_post_send(qp, &wr, &bad); // returns an errno value
+    if (err) die("ibv_post_send: %s", strerror(err));
     wait_completion(cq, op == IBV_WR_ATOMIC_FETCH_AND_ADD ? "FETCH_AND_ADD" : "CMP_AND_SWP");
     return *result;
 }

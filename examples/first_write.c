@@ -22,13 +22,15 @@ static const char message[] = "Hello, RDMA! This was written by the peer's NIC."
 
 // Step 7: the three transitions of an RC QP (IBA 11.2.5: each needs these attributes).
 static void connect_qp(struct ibv_qp* qp, const struct conn_info* peer, uint32_t my_psn) {
+    int err; // the verbs that can fail return an errno value
     // RESET -> INIT: which port, and what the *peer* may do to memory through this QP.
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
                             .port_num = 1,
                             .pkey_index = 0,
                             .qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-        die("ibv_modify_qp(INIT): %s", strerror(errno));
+    if ((err = ibv_modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)))
+        die("ibv_modify_qp(INIT): %s", strerror(err));
 
     // INIT -> RTR (ready to receive): who the peer is. On RoCE the address is the peer's GID in
     // a global route header (is_global = 1); there are no LIDs.
@@ -44,10 +46,10 @@ static void connect_qp(struct ibv_qp* qp, const struct conn_info* peer, uint32_t
     a.ah_attr.grh.sgid_index = 0;
     a.ah_attr.grh.hop_limit = 1;
     a.ah_attr.port_num = 1;
-    if (ibv_modify_qp(qp, &a,
-                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-        die("ibv_modify_qp(RTR): %s", strerror(errno));
+    if ((err = ibv_modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
+        die("ibv_modify_qp(RTR): %s", strerror(err));
 
     // RTR -> RTS (ready to send): the requester's side: our first PSN, how long to wait for an
     // ACK (4.096 us * 2^timeout) and how often to retry before giving up.
@@ -58,10 +60,10 @@ static void connect_qp(struct ibv_qp* qp, const struct conn_info* peer, uint32_t
     a.retry_cnt = 7;
     a.rnr_retry = 7;
     a.max_rd_atomic = 1;
-    if (ibv_modify_qp(qp, &a,
-                      IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                          IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-        die("ibv_modify_qp(RTS): %s", strerror(errno));
+    if ((err = ibv_modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                 IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)))
+        die("ibv_modify_qp(RTS): %s", strerror(err));
 }
 
 int main(int argc, char** argv) {
@@ -130,7 +132,8 @@ int main(int argc, char** argv) {
                                  .send_flags = IBV_SEND_SIGNALED,
                                  .wr.rdma = {.remote_addr = peer.addr, .rkey = peer.rkey}};
         struct ibv_send_wr* bad;
-        if (ibv_post_send(qp, &wr, &bad)) die("ibv_post_send: %s", strerror(errno));
+        int err = ibv_post_send(qp, &wr, &bad); // returns an errno value
+        if (err) die("ibv_post_send: %s", strerror(err));
 
         // Busy-poll the CQ (what RDMA programs do when latency matters), for 10 s at most.
         struct ibv_wc wc;

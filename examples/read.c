@@ -19,11 +19,13 @@ static unsigned char pattern(size_t i) {
 }
 
 static void connect_qp(struct ibv_qp* qp, const struct conn_info* peer, uint32_t my_psn) {
+    int err; // the verbs that can fail return an errno value
     // The peer may READ our memory through this QP (the MR must allow it too).
     struct ibv_qp_attr a = {
         .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_REMOTE_READ};
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-        die("ibv_modify_qp(INIT): %s", strerror(errno));
+    if ((err = ibv_modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)))
+        die("ibv_modify_qp(INIT): %s", strerror(err));
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_RTR;
     a.path_mtu = IBV_MTU_1024;
@@ -35,10 +37,10 @@ static void connect_qp(struct ibv_qp* qp, const struct conn_info* peer, uint32_t
     memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
     a.ah_attr.grh.hop_limit = 1;
     a.ah_attr.port_num = 1;
-    if (ibv_modify_qp(qp, &a,
-                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-        die("ibv_modify_qp(RTR): %s", strerror(errno));
+    if ((err = ibv_modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
+        die("ibv_modify_qp(RTR): %s", strerror(err));
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_RTS;
     a.sq_psn = my_psn;
@@ -46,10 +48,10 @@ static void connect_qp(struct ibv_qp* qp, const struct conn_info* peer, uint32_t
     a.retry_cnt = 7;
     a.rnr_retry = 7;
     a.max_rd_atomic = 1; // READs we may have outstanding (0 would refuse any READ)
-    if (ibv_modify_qp(qp, &a,
-                      IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                          IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-        die("ibv_modify_qp(RTS): %s", strerror(errno));
+    if ((err = ibv_modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                 IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)))
+        die("ibv_modify_qp(RTS): %s", strerror(err));
 }
 
 // Waits up to 10 s for one completion and checks it succeeded.
@@ -120,7 +122,8 @@ int main(int argc, char** argv) {
                                  .send_flags = IBV_SEND_SIGNALED,
                                  .wr.rdma = {.remote_addr = peer.addr, .rkey = peer.rkey}},
                            *bad;
-        if (ibv_post_send(qp, &wr, &bad)) die("ibv_post_send: %s", strerror(errno));
+        int err = ibv_post_send(qp, &wr, &bad); // returns an errno value
+        if (err) die("ibv_post_send: %s", strerror(err));
         wait_completion(cq, "READ");
         for (size_t i = 0; i < LEN; i++)
             if (buf[i] != pattern(i))

@@ -14,12 +14,20 @@
 
 static const char message[] = "Hello over SEND/RECV: the receiver picked this buffer.";
 
-static void connect_qp(struct ibv_qp* qp, const struct conn_info* peer, uint32_t my_psn) {
+// RESET -> INIT. Receives can be posted from INIT on (not in RESET), so this step comes first.
+static void qp_to_init(struct ibv_qp* qp) {
+    int err;
     // Two-sided operations need no remote access rights: the peer never names our memory.
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = 0};
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-        die("ibv_modify_qp(INIT): %s", strerror(errno));
-    memset(&a, 0, sizeof a);
+    if ((err = ibv_modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)))
+        die("ibv_modify_qp(INIT): %s", strerror(err));
+}
+
+// INIT -> RTR -> RTS, once the peer's QP number, PSN and GID are known.
+static void connect_qp(struct ibv_qp* qp, const struct conn_info* peer, uint32_t my_psn) {
+    int err; // the verbs that can fail return an errno value
+    struct ibv_qp_attr a = {0};
     a.qp_state = IBV_QPS_RTR;
     a.path_mtu = IBV_MTU_1024;
     a.dest_qp_num = peer->qpn;
@@ -30,10 +38,10 @@ static void connect_qp(struct ibv_qp* qp, const struct conn_info* peer, uint32_t
     memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
     a.ah_attr.grh.hop_limit = 1;
     a.ah_attr.port_num = 1;
-    if (ibv_modify_qp(qp, &a,
-                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-        die("ibv_modify_qp(RTR): %s", strerror(errno));
+    if ((err = ibv_modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
+        die("ibv_modify_qp(RTR): %s", strerror(err));
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_RTS;
     a.sq_psn = my_psn;
@@ -41,10 +49,10 @@ static void connect_qp(struct ibv_qp* qp, const struct conn_info* peer, uint32_t
     a.retry_cnt = 7;
     a.rnr_retry = 7; // a SEND that finds no receive posted is retried (7: forever)
     a.max_rd_atomic = 1;
-    if (ibv_modify_qp(qp, &a,
-                      IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                          IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-        die("ibv_modify_qp(RTS): %s", strerror(errno));
+    if ((err = ibv_modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                 IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)))
+        die("ibv_modify_qp(RTS): %s", strerror(err));
 }
 
 // Waits up to 10 s for one completion and checks it succeeded.
@@ -87,10 +95,12 @@ int main(int argc, char** argv) {
 
     // The server posts its receive *before* it tells the client it exists: a SEND that arrives
     // with no receive posted is refused with an RNR NAK and has to be sent again later.
+    qp_to_init(qp);
     if (!args.is_client) {
         struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = 4096, .lkey = mr->lkey};
         struct ibv_recv_wr wr = {.wr_id = 7, .sg_list = &sge, .num_sge = 1}, *bad;
-        if (ibv_post_recv(qp, &wr, &bad)) die("ibv_post_recv: %s", strerror(errno));
+        int err = ibv_post_recv(qp, &wr, &bad); // returns an errno value
+        if (err) die("ibv_post_recv: %s", strerror(err));
     }
 
     // Only the QP's identity goes over the side channel: no address, no rkey.
@@ -113,7 +123,8 @@ int main(int argc, char** argv) {
                                  .opcode = IBV_WR_SEND,
                                  .send_flags = IBV_SEND_SIGNALED},
                            *bad;
-        if (ibv_post_send(qp, &wr, &bad)) die("ibv_post_send: %s", strerror(errno));
+        int err = ibv_post_send(qp, &wr, &bad); // returns an errno value
+        if (err) die("ibv_post_send: %s", strerror(err));
         struct ibv_wc wc = wait_completion(cq, "SEND");
         printf("client: SEND of %zu bytes completed (wr_id %llu, opcode IBV_WC_SEND=%d)\n",
                sizeof message, (unsigned long long)wc.wr_id, wc.opcode);
