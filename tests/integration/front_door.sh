@@ -17,8 +17,16 @@ echo "$out"
     fail "--version printed '$out'"
 ok "--version: $out"
 
-step "up --subnet 201: the hosts are 127.0.201.1 and .2"
+step "up --subnet 201: the hosts are 127.0.201.1 and .2 (and the daemons inherit no descriptor)"
+exec 9>"$EMU_WORK/held-by-the-caller"
 emu_up 2 --subnet 201
+exec 9>&-
+for pid in "${EMU_DAEMON_PIDS[@]}"; do
+    if ls -l "/proc/$pid/fd" | grep -q held-by-the-caller; then
+        fail "nicsimd $pid holds a descriptor its caller had open"
+    fi
+done
+ok "the daemons hold none of the caller's descriptors"
 [[ $(emu_host 1 address) == 127.0.201.1 && $(emu_host 2 address) == 127.0.201.2 ]] ||
     fail "hosts at $(emu_host 1 address), $(emu_host 2 address), not 127.0.201.1/2"
 ok "hosts on 127.0.201.1 and 127.0.201.2"

@@ -69,6 +69,9 @@ pid_t spawn_detached(const std::vector<std::string>& argv, int output_fd) {
         ::dup2(null_fd, STDIN_FILENO);
         ::dup2(output_fd, STDOUT_FILENO);
         ::dup2(output_fd, STDERR_FILENO);
+        // Nothing else of ours: a descriptor the caller left open (a lock a script holds with
+        // flock, a pipe) must not stay open for the daemon's whole life.
+        ::close_range(3, ~0U, 0);
         ::execv(cargv[0], cargv.data());
         const char msg[] = "rdmaemu: cannot execute nicsimd\n";
         [[maybe_unused]] auto n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
