@@ -46,6 +46,9 @@ std::optional<nicsim::PcapWriter> open_capture(const nicsim::Config& config, spd
 } // namespace
 
 int main(int argc, char** argv) {
+    // A daemon keeps none of its starter's descriptors beyond stdin, stdout and stderr: a
+    // script's lock or pipe must not stay open for the daemon's whole life.
+    ::close_range(3, ~0U, 0);
     auto config = nicsim::parse_args(argc, argv);
     if (!config) return 2;
     std::signal(SIGPIPE, SIG_IGN);
