@@ -49,10 +49,14 @@ int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
                       : wr.imm_data;
     if (wr.opcode == IBV_WR_BIND_MW) {
         ibv_mw* mw = wr.bind_mw.mw;
-        if (!mw || (wr.bind_mw.bind_info.mr && wr.bind_mw.bind_info.mr->pd != mw->pd))
-            return EINVAL;
+        if (!mw) return EINVAL;
+        // Windows, MRs and QPs of different PDs: the bind completes with IBV_WC_MW_BIND_ERR,
+        // as on mlx5 (whose post_send checks nothing of it).
         fill_bind_wqe(*w, mw, wr.bind_mw.rkey, wr.bind_mw.bind_info);
-        mw->rkey = wr.bind_mw.rkey; // the window's rkey once the bind executes
+        // The window's rkey once the bind executes. rxe and mlx5 leave ibv_mw.rkey alone for
+        // a bind through the send queue (irdma sets it): apps that read it after a bind find
+        // the window's key here, its index with their key byte.
+        mw->rkey = bound_rkey(mw, wr.bind_mw.rkey);
         return 0;
     }
     if (wr.opcode == IBV_WR_LOCAL_INV) return 0;
@@ -104,7 +108,7 @@ std::string send_wqe_fault(const EmuQp& q, const ibv_send_wr& wr) {
     if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > q.cap.max_send_sge)
         return "wr_id " + std::to_string(wr.wr_id) + " has " + std::to_string(wr.num_sge) +
                " SGEs, more than max_send_sge " + std::to_string(q.cap.max_send_sge);
-    if (wr.opcode == IBV_WR_BIND_MW) return "the bind names no window, or an MR of another PD";
+    if (wr.opcode == IBV_WR_BIND_MW) return "the bind names no window (wr.bind_mw.mw is NULL)";
     if (type == IBV_QPT_UD && !wr.wr.ud.ah) return "a UD send needs wr.ud.ah";
     return "inline data of more than max_inline_data " + std::to_string(q.cap.max_inline_data) +
            " bytes";

@@ -402,18 +402,18 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
         // Looked up again for every packet: the MR may have been deregistered meanwhile.
         RemoteAccess a{target_of(env, qp).pd,  qp.qpn, s.write_rkey, s.write_va, len,
                        IBV_ACCESS_REMOTE_WRITE};
-        Mr* mr = remote_mr(env.nic(), a);
-        if (!mr) { // deregistered (or its window unbound) since the WRITE began
+        KeyCheck c = check_remote(env.nic(), a);
+        if (!c.mr) { // deregistered (or its window unbound) since the WRITE began
             Explanation e = explain_remote(env.nic(), a);
             fatal(env, qp, h, Refusal::RemoteAccess, e.what, e.hint);
             return false;
         }
-        DmaSegment seg{mr_address(*mr, s.write_va), len, mr->memory};
+        DmaSegment seg = remote_segment(c, len);
         if (env.dma().write({&seg, 1}, 0, payload, len) != 0) {
             fatal(env, qp, h, Refusal::RemoteAccess,
                   fmt::format("writing into mr#{} failed: its memory is gone (unmapped since it "
                               "was registered)",
-                              mr->handle));
+                              c.mr->handle));
             return false;
         }
     }
@@ -469,17 +469,17 @@ bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
         return false;
     }
     RemoteAccess access{target_of(env, qp).pd, qp.qpn, a.rkey, a.va, 8, IBV_ACCESS_REMOTE_ATOMIC};
-    Mr* mr = remote_mr(env.nic(), access);
-    if (!mr) {
+    KeyCheck c = check_remote(env.nic(), access);
+    if (!c.mr) {
         Explanation e = explain_remote(env.nic(), access);
         fatal(env, qp, h, Refusal::RemoteAccess, e.what, e.hint);
         return false;
     }
     // One NIC thread executes every atomic of this host: atomic with respect to each other.
-    DmaSegment seg{mr_address(*mr, a.va), 8, mr->memory};
+    DmaSegment seg = remote_segment(c, 8);
     const std::string gone = fmt::format(
         "the atomic on mr#{} failed: its memory is gone (unmapped since it was registered)",
-        mr->handle);
+        c.mr->handle);
     uint64_t original;
     if (env.dma().read({&seg, 1}, 0, reinterpret_cast<uint8_t*>(&original), 8) != 0) {
         fatal(env, qp, h, Refusal::RemoteAccess, gone);
@@ -750,8 +750,9 @@ bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
             // Looked up again for every packet: the MR may have been deregistered meanwhile.
             RemoteAccess a{target_of(env, qp, job.srqn).pd, qp.qpn, job.rkey, job.va, len,
                            IBV_ACCESS_REMOTE_READ};
-            Mr* mr = remote_mr(env.nic(), a);
-            DmaSegment seg{mr ? mr_address(*mr, job.va) : 0, len, mr ? mr->memory : nullptr};
+            KeyCheck c = check_remote(env.nic(), a);
+            Mr* mr = c.mr;
+            DmaSegment seg = mr ? remote_segment(c, len) : DmaSegment{0, len, nullptr};
             if (!mr ||
                 env.dma().read({&seg, 1}, 0, buf + wire::header_length(h.opcode), len) != 0) {
                 s.responses.clear();

@@ -86,11 +86,11 @@ TEST_CASE("responder: an in-order SEND_ONLY lands in the posted receive", "[resp
         nicsim::Mw& mw = *rig.objects.mws.get(mr_reply.handle);
         ipc::SendWqe bind{};
         bind.opcode = IBV_WR_BIND_MW;
-        bind.ah = mw.handle;
+        bind.imm_data = mw.rkey;
         bind.rkey = mw.rkey + 1; // ibv_inc_rkey
         bind.remote_addr = reinterpret_cast<uint64_t>(window.data());
         bind.compare_add = window.size();
-        bind.swap = wmr.handle;
+        bind.swap = wmr.lkey;
         bind.remote_qkey = IBV_ACCESS_REMOTE_WRITE;
         REQUIRE(nicsim::bind_window(rig.nic, qp, bind) == IBV_WC_SUCCESS);
         REQUIRE(mw.mr == &wmr);
