@@ -74,20 +74,28 @@ enum class Refusal : uint8_t {
     RemoteAccess,      // rkey, range or rights
     RecvWqeLength,     // the receive WQE itself is bad (too many SGEs)
     RecvWqeProtection, // the receive buffer's lkey or memory
+    InvalidateRkey,    // SEND_WITH_INV names an rkey this QP may not invalidate
 };
 
 struct RefusalClass {
     wire::NakCode nak;
+    bool sends_nak; // false: the requester hears nothing (it retries, then gives up)
     ibv_wc_status recv_status;
     ibv_event_type event;
 };
 
 constexpr RefusalClass kRefusals[] = {
-    {wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR},
-    {wire::NakCode::InvalidRequest, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_REQ_ERR},
-    {wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR},
-    {wire::NakCode::RemoteOperationalError, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_FATAL},
-    {wire::NakCode::RemoteOperationalError, IBV_WC_LOC_PROT_ERR, IBV_EVENT_QP_FATAL},
+    {wire::NakCode::InvalidRequest, true, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR},
+    {wire::NakCode::InvalidRequest, true, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_REQ_ERR},
+    // A receive in progress is a WRITE with immediate's: "Local Access Error", the responder's
+    // status for a protection error on its memory during an inbound RDMA Write with Immediate
+    // (ibv_poll_cq(3); mlx5's MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR; rxe reports REM_ACCESS_ERR).
+    {wire::NakCode::RemoteAccessError, true, IBV_WC_LOC_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR},
+    {wire::NakCode::RemoteOperationalError, true, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_FATAL},
+    {wire::NakCode::RemoteOperationalError, true, IBV_WC_LOC_PROT_ERR, IBV_EVENT_QP_FATAL},
+    // IBA 9.9.6.3's class J: the receive completes in error, the QP goes to ERR, no NAK (mlx5;
+    // rxe's RESPST_ERR_INVALIDATE_RKEY completes the receive with REM_INV_REQ_ERR).
+    {wire::NakCode::InvalidRequest, false, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_ACCESS_ERR},
 };
 
 const char* nak_name(wire::NakCode code) {
@@ -113,11 +121,13 @@ void fatal(TransportEnv& env, Qp& qp, const wire::Headers& h, Refusal refusal,
     const RefusalClass& c = kRefusals[static_cast<size_t>(refusal)];
     env.nic().hw().add(HwCounter::RequestsRefused);
     std::string headline =
-        fmt::format("{} psn {:#x} from {} refused (NAK {}; QP to ERR)", wire::opcode_name(h.opcode),
-                    h.psn, peer_of(qp), nak_name(c.nak));
+        c.sends_nak ? fmt::format("{} psn {:#x} from {} refused (NAK {}; QP to ERR)",
+                                  wire::opcode_name(h.opcode), h.psn, peer_of(qp), nak_name(c.nak))
+                    : fmt::format("{} psn {:#x} from {} refused (no NAK; QP to ERR)",
+                                  wire::opcode_name(h.opcode), h.psn, peer_of(qp));
     uint32_t reason = explain(env, qp, emu::ipc::ReasonKind::Event, headline,
                               hint.empty() ? why : why + "; " + hint);
-    if (is_rc(qp)) {
+    if (is_rc(qp) && c.sends_nak) {
         // Before the NAK leaves: the requester's NIC finds it when the NAK comes.
         env.tell_peer(dest_addr(qp),
                       {qp.attr.dest_qp_num, h.psn, qp.owner ? qp.owner->uid : 0, why, hint});
@@ -361,7 +371,7 @@ bool execute_send(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8
         // completes (IBA 10.6.7.2.4).
         if (wire::has(h.opcode, wire::kHasIeth) &&
             !invalidate_remote(env.nic(), target_of(env, qp).pd, qp.qpn, h.ieth_rkey)) {
-            fatal(env, qp, h, Refusal::InvalidRequest,
+            fatal(env, qp, h, Refusal::InvalidateRkey,
                   fmt::format("SEND with invalidate names rkey {:#x}, which is no type 2 window of "
                               "the QP's PD bound through this QP (IBA 10.6.7.2.4)",
                               h.ieth_rkey));
@@ -376,6 +386,12 @@ bool execute_send(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8
 bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
                    size_t len) {
     ResponderState& s = qp.resp;
+    // A WRITE with immediate in one packet takes its receive WQE before its rkey is checked,
+    // as rxe orders CHK_RESOURCE before CHK_RKEY: a refusal then completes that receive
+    // (IBV_WC_LOC_ACCESS_ERR, kRefusals) rather than leaving it to be flushed.
+    if (wire::has(h.opcode, wire::kHasReth) && wire::has(h.opcode, wire::kNeedsRecvWqe) &&
+        !need_recv(env, qp, h))
+        return false;
     if (wire::has(h.opcode, wire::kHasReth)) {
         s.write_rkey = h.reth.rkey;
         s.write_va = h.reth.va;

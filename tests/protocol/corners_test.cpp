@@ -1,0 +1,171 @@
+// The corners where the hardware's behaviour is the spec (issue 17): what mlx5 (and Linux rxe)
+// do, each case saying where that is written; docs/features.md has the table ("Corner
+// behaviour"). Memory windows are in memory_window_test.cpp.
+#include "protocol_rig.h"
+#include "transport/memory_windows.h"
+#include "transport/ud.h"
+
+#include <unistd.h>
+
+using namespace proto;
+
+namespace {
+
+constexpr uint32_t kE = 0x500; // the responder's first expected PSN (QpOptions::rq_psn)
+
+} // namespace
+
+// --- error precedence on RC --------------------------------------------------------------------
+
+// The local buffers of a READ are written only by its response: hardware checks their lkey
+// when it scatters the response, so a remote refusal comes first (google/rdma-unit-test
+// ReadInvalidRKeyAndInvalidLKey expects REM_ACCESS_ERR; no deviation on mlx5).
+TEST_CASE("corners: a READ with a bad rkey and a bad lkey completes with REM_ACCESS_ERR",
+          "[corners]") {
+    Rig rig;
+    QpOptions o;
+    Qp& qp = rig.create_qp(o);
+    std::vector<uint8_t> local(64, 0x77);
+    Mr& mr = rig.reg_mr(local.data(), local.size(), IBV_ACCESS_LOCAL_WRITE);
+    ipc::Sge bad = sge(local.data(), 64, mr);
+    bad.lkey = (bad.lkey + 10) * 5;
+    rig.post_send(qp, rdma_wqe(1, IBV_WR_RDMA_READ, 0x1000, 0xBADBAD), {bad});
+
+    auto sent = rig.env.take();
+    REQUIRE(sent.size() == 1); // the request goes out: the lkey is not looked at yet
+    CHECK(sent[0].h.opcode == rc(wire::opcode::kReadRequest));
+
+    SECTION("the responder refuses the rkey: REM_ACCESS_ERR, the local buffer untouched") {
+        rig.deliver(qp, ack(o.sq_psn, wire::aeth_nak(wire::NakCode::RemoteAccessError)));
+        auto wcs = Rig::poll(*qp.send_cq);
+        REQUIRE(wcs.size() == 1);
+        CHECK(wcs[0].status == IBV_WC_REM_ACCESS_ERR);
+    }
+    SECTION("the response comes: LOC_PROT_ERR, the local buffer untouched") {
+        auto remote = pattern(64);
+        rig.deliver(qp, read_response(wire::opcode::kReadResponseOnly, o.sq_psn), remote.data(),
+                    remote.size());
+        auto wcs = Rig::poll(*qp.send_cq);
+        REQUIRE(wcs.size() == 1);
+        CHECK(wcs[0].status == IBV_WC_LOC_PROT_ERR);
+    }
+    CHECK(local == std::vector<uint8_t>(64, 0x77));
+    CHECK(qp.attr.qp_state == IBV_QPS_ERR);
+}
+
+// An atomic's lkey is checked when its result comes back: the responder has executed it by
+// then (google/rdma-unit-test CompareSwapInvalidLKey: LOC_PROT_ERR, and the remote value
+// swapped "because the lkey is not eagerly checked").
+TEST_CASE("corners: a compare-and-swap with a bad lkey executes remotely, then fails locally",
+          "[corners]") {
+    Rig rig;
+    QpOptions o;
+    Qp& qp = rig.create_qp(o);
+    alignas(8) uint64_t result = 1;
+    Mr& mr = rig.reg_mr(&result, sizeof result, IBV_ACCESS_LOCAL_WRITE);
+    ipc::Sge bad = sge(&result, 8, mr);
+    bad.lkey = bad.lkey * 13 + 7;
+    ipc::SendWqe cas = rdma_wqe(1, IBV_WR_ATOMIC_CMP_AND_SWP, 0x2000, 0x9);
+    cas.compare_add = 2;
+    cas.swap = 3;
+    rig.post_send(qp, cas, {bad});
+    auto sent = rig.env.take();
+    REQUIRE(sent.size() == 1);
+    CHECK(sent[0].h.opcode == rc(wire::opcode::kCompareSwap));
+    CHECK(sent[0].h.atomic_eth.swap_add == 3);
+
+    wire::Headers h;
+    h.opcode = rc(wire::opcode::kAtomicAcknowledge);
+    h.psn = o.sq_psn;
+    h.aeth = {wire::aeth_ack(), 1};
+    h.atomic_ack = 2; // the responder swapped 2 for 3
+    rig.deliver(qp, h);
+    auto wcs = Rig::poll(*qp.send_cq);
+    REQUIRE(wcs.size() == 1);
+    CHECK(wcs[0].status == IBV_WC_LOC_PROT_ERR);
+    CHECK(result == 1);
+    CHECK(qp.attr.qp_state == IBV_QPS_ERR);
+}
+
+// The same from the responder's side: it executes the CAS it is sent, whatever the requester's
+// lkeys are (it never sees them).
+TEST_CASE("corners: the responder swaps for a compare-and-swap it is sent", "[corners]") {
+    Rig rig;
+    QpOptions o;
+    Qp& qp = rig.create_qp(o);
+    alignas(8) uint64_t value = 2;
+    Mr& mr = rig.reg_mr(&value, sizeof value, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+    wire::Headers h = request(wire::opcode::kCompareSwap, kE);
+    h.atomic_eth = {reinterpret_cast<uint64_t>(&value), mr.rkey, 3, 2};
+    rig.deliver(qp, h);
+    CHECK(value == 3);
+    auto sent = rig.env.take();
+    REQUIRE(sent.size() == 1);
+    CHECK(sent[0].h.atomic_ack == 2);
+}
+
+// A WRITE with immediate whose rkey is refused: its receive completes in error (IBA's "Local
+// Access Error" of the responder, mlx5's LOCAL_ACCESS_ERR syndrome; google/rdma-unit-test
+// WriteImmDataInvalidRKey takes LOC_ACCESS_ERR or LOC_PROT_ERR), not flushed.
+TEST_CASE("corners: a WRITE with immediate and a bad rkey completes its receive with "
+          "LOC_ACCESS_ERR",
+          "[corners]") {
+    Rig rig;
+    QpOptions o;
+    Qp& qp = rig.create_qp(o);
+    std::vector<uint8_t> target(256, 0xEE);
+    rig.reg_mr(target.data(), target.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    rig.post_recv(qp, 5, {});
+    auto data = pattern(64);
+    wire::Headers h = request(wire::opcode::kWriteOnlyImm, kE);
+    h.reth = {reinterpret_cast<uint64_t>(target.data()), 0xDEADBEEF, 64};
+    h.imm = 0xCAFE;
+    rig.deliver(qp, h, data.data(), data.size());
+
+    auto sent = rig.env.take();
+    REQUIRE(sent.size() == 1);
+    CHECK(sent[0].h.aeth.syndrome == wire::aeth_nak(wire::NakCode::RemoteAccessError));
+    auto wcs = Rig::poll(*qp.recv_cq);
+    REQUIRE(wcs.size() == 1);
+    CHECK(wcs[0].wr_id == 5);
+    CHECK(wcs[0].status == IBV_WC_LOC_ACCESS_ERR);
+    CHECK(target == std::vector<uint8_t>(256, 0xEE));
+    CHECK(qp.attr.qp_state == IBV_QPS_ERR);
+}
+
+// SEND with invalidate of a type 1 window's rkey: only type 2 windows are invalidated remotely
+// (IBA o10-37.2.26). IBA 9.9.6.3's class J error: the receive completes in error, the QP goes
+// to ERR, and no NAK goes back (mlx5; google/rdma-unit-test SendWithInvalidateType1Rkey).
+TEST_CASE("corners: SEND with invalidate of a type 1 window's rkey fails the receive, no NAK",
+          "[corners]") {
+    Rig rig;
+    QpOptions o;
+    Qp& qp = rig.create_qp(o);
+    std::vector<uint8_t> buf(256, 0xEE);
+    Mr& mr = rig.reg_mr(buf.data(), buf.size(),
+                        IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND);
+    ipc::AllocMwReply r{};
+    REQUIRE(nicsim::alloc_mw(rig.ctx, {rig.pd, IBV_MW_TYPE_1}, r) == 0);
+    nicsim::Mw& mw = *rig.objects.mws.get(r.handle);
+    ipc::SendWqe b = wqe(9, IBV_WR_BIND_MW);
+    b.imm_data = mw.rkey;
+    b.rkey = mw.rkey + 1;
+    b.remote_addr = reinterpret_cast<uint64_t>(buf.data());
+    b.compare_add = 128;
+    b.swap = mr.lkey;
+    b.remote_qkey = IBV_ACCESS_REMOTE_READ;
+    REQUIRE(nicsim::bind_window(rig.nic, qp, b) == IBV_WC_SUCCESS);
+    rig.post_recv(qp, 6, {sge(buf.data(), buf.size(), mr)});
+
+    wire::Headers h = request(wire::opcode::kSendOnlyInv, kE);
+    h.ieth_rkey = mw.rkey;
+    auto data = pattern(32);
+    rig.deliver(qp, h, data.data(), data.size());
+    CHECK(rig.env.take().empty()); // no NAK, no ACK
+    auto wcs = Rig::poll(*qp.recv_cq);
+    REQUIRE(wcs.size() == 1);
+    CHECK(wcs[0].wr_id == 6);
+    CHECK(wcs[0].status == IBV_WC_REM_INV_REQ_ERR);
+    CHECK(qp.attr.qp_state == IBV_QPS_ERR);
+    CHECK(mw.mr == &mr); // the window stays bound
+}
