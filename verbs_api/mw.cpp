@@ -30,7 +30,7 @@ ibv_mw* alloc_mw(ibv_pd* pd, ibv_mw_type type) {
 int dealloc_mw(ibv_mw* mw) {
     if (int err = control(mw->context).call<ipc::Op::DeallocMw>({mw->handle, 0});
         err && !destroyed_with_nic(mw->context, err))
-        return err;
+        return destroy_refused(err);
     delete mw;
     return 0;
 }

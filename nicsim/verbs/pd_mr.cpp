@@ -1,6 +1,6 @@
 #include "device_limits.h"
-#include "emu/access_flags.h"
 #include "dma/mapped_memory.h"
+#include "emu/access_flags.h"
 #include "verbs.h"
 
 #include <cerrno>
@@ -24,7 +24,7 @@ void free_pd(Nic& nic, SessionObjects& objs, Pd& pd) {
 
 int dealloc_pd(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Pd* pd = c.objects.pds.get(q.handle);
-    if (!pd) return EINVAL;
+    if (!pd) return no_object(c, "PD", q.handle);
     if (pd->users) return EBUSY; // MRs, QPs, SRQs or AHs still use it
     free_pd(c.nic, c.objects, *pd);
     c.log.debug("{} pd#{} deallocated", c.prefix, q.handle);
@@ -172,7 +172,7 @@ void free_mr(Nic& nic, SessionObjects& objs, Mr& mr) {
 
 int dereg_mr(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Mr* mr = c.objects.mrs.get(q.handle);
-    if (!mr) return EINVAL;
+    if (!mr) return no_object(c, "MR", q.handle);
     if (mr->windows) return EBUSY; // memory windows are bound to it
     free_mr(c.nic, c.objects, *mr);
     c.log.debug("{} mr#{} deregistered", c.prefix, q.handle);

@@ -17,6 +17,10 @@
 //             with bad rkey: REM_ACCESS_ERR and the receive LOC_ACCESS_ERR; SEND_WITH_INV of a
 //             type 1 window's rkey: the receive fails, no NAK; an atomic SGE of 9 bytes works
 //             (mlx5 allows it), one of 4 is LOC_LEN_ERR
+//   handles   destroy with a garbled handle: ENOENT (errno too) for CQ, CQ_EX, MR, PD, SRQ,
+//             MW, QP, AH; a PD of another context: ENOENT; a QP on another context's CQ:
+//             refused (ENOENT); ibv_req_notify_cq on a garbled CQ or one without a channel
+//             returns 0, as mlx5's (a doorbell)
 //
 // Usage: corners [CASE...]   (default: all). Prints one line per check; exits 1 if any failed.
 #include "rc_common.h"
@@ -497,13 +501,109 @@ static void case_prec(struct ibv_pd* pd) {
     free(local);
 }
 
+// ================================ handles ========================================================
+
+#define GARBLED_DESTROY(what, handle, call)                                                        \
+    do {                                                                                           \
+        uint32_t saved_ = (handle);                                                                \
+        (handle) ^= 0xDEADBEEF;                                                                    \
+        errno = 0;                                                                                 \
+        int rc_ = (call);                                                                          \
+        int errno_ = errno;                                                                        \
+        (handle) = saved_;                                                                         \
+        check(rc_ == ENOENT && errno_ == ENOENT,                                                   \
+              "handles: %s with a garbled handle -> %s, errno %s (expected ENOENT)", what,         \
+              rc_ ? strerror(rc_) : "0", strerror(errno_));                                        \
+        rc_ = (call);                                                                              \
+        check(rc_ == 0, "handles: %s with its handle restored -> %s", what,                        \
+              rc_ ? strerror(rc_) : "0");                                                          \
+    } while (0)
+
+static void case_handles(struct ibv_pd* pd) {
+    struct ibv_context* ctx = g_dev.ctx;
+    struct ibv_cq* cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+    GARBLED_DESTROY("ibv_destroy_cq", cq->handle, ibv_destroy_cq(cq));
+    struct ibv_cq_init_attr_ex cx = {.cqe = 8};
+    struct ibv_cq_ex* cqx = ibv_create_cq_ex(ctx, &cx);
+    if (!cqx) die("ibv_create_cq_ex: %s", strerror(errno));
+    GARBLED_DESTROY("ibv_destroy_cq(CQ_EX)", ibv_cq_ex_to_cq(cqx)->handle,
+                    ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)));
+    uint8_t* buf = xaligned(PAGE, PAGE);
+    struct ibv_mr* mr = reg_mr(pd, buf, PAGE, IBV_ACCESS_LOCAL_WRITE);
+    GARBLED_DESTROY("ibv_dereg_mr", mr->handle, ibv_dereg_mr(mr));
+    struct ibv_pd* pd2 = ibv_alloc_pd(ctx);
+    GARBLED_DESTROY("ibv_dealloc_pd", pd2->handle, ibv_dealloc_pd(pd2));
+    struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
+    struct ibv_srq* srq = ibv_create_srq(pd, &sa);
+    if (!srq) die("ibv_create_srq: %s", strerror(errno));
+    GARBLED_DESTROY("ibv_destroy_srq", srq->handle, ibv_destroy_srq(srq));
+    struct ibv_mw* mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+    GARBLED_DESTROY("ibv_dealloc_mw", mw->handle, ibv_dealloc_mw(mw));
+    cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+    struct ibv_qp* qp = create_rc_qp(pd, cq, cq, 4, 4, 1, 0);
+    GARBLED_DESTROY("ibv_destroy_qp", qp->handle, ibv_destroy_qp(qp));
+    struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+    aa.grh.dgid = g_dev.gid;
+    aa.grh.hop_limit = 1;
+    struct ibv_ah* ah = ibv_create_ah(pd, &aa);
+    if (!ah) die("ibv_create_ah: %s", strerror(errno));
+    GARBLED_DESTROY("ibv_destroy_ah", ah->handle, ibv_destroy_ah(ah));
+
+    // DeviceTest.ContextTomfoolery: a PD handed to another context's session is not found there.
+    struct ibv_context* ctx2 = ibv_open_device(ctx->device);
+    if (!ctx2) die("a second ibv_open_device: %s", strerror(errno));
+    struct ibv_pd* pd3 = ibv_alloc_pd(ctx);
+    pd3->context = ctx2;
+    errno = 0;
+    int rc = ibv_dealloc_pd(pd3);
+    pd3->context = ctx;
+    check(rc == ENOENT,
+          "handles: ibv_dealloc_pd of a PD through another context -> %s "
+          "(expected ENOENT)",
+          rc ? strerror(rc) : "0");
+    check(ibv_dealloc_pd(pd3) == 0, "handles: then through its own context -> 0");
+    // A QP of this context's PD on a CQ of the other context: refused, not silently bound to
+    // whatever the CQ's handle names here.
+    struct ibv_cq* foreign = ibv_create_cq(ctx2, 8, NULL, NULL, 0);
+    struct ibv_qp_init_attr ia = {
+        .send_cq = foreign,
+        .recv_cq = cq,
+        .qp_type = IBV_QPT_RC,
+        .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
+    errno = 0;
+    struct ibv_qp* bad = ibv_create_qp(pd, &ia);
+    check(!bad && errno == ENOENT,
+          "handles: ibv_create_qp with another context's CQ -> %s "
+          "(expected NULL, ENOENT)",
+          bad ? "a QP" : strerror(errno));
+    if (bad) ibv_destroy_qp(bad);
+    ibv_destroy_cq(foreign);
+    ibv_close_device(ctx2);
+
+    // CompChannelTest.RequestNotificationInvalidCq and ...OnCqWithoutCompChannel: mlx5 arms a
+    // CQ by a doorbell and looks at neither (rdma-unit-test lists both as mlx5 deviations).
+    uint32_t saved = cq->handle;
+    cq->handle ^= 0xDEADBEEF;
+    rc = ibv_req_notify_cq(cq, 0);
+    cq->handle = saved;
+    check(rc == 0, "handles: ibv_req_notify_cq on a CQ with a garbled handle -> %d (0, as mlx5)",
+          rc);
+    rc = ibv_req_notify_cq(cq, 0);
+    check(rc == 0,
+          "handles: ibv_req_notify_cq on a CQ without a channel -> %d (0, as mlx5, rxe "
+          "and irdma)",
+          rc);
+    ibv_destroy_cq(cq);
+    free(buf);
+}
+
 // The cases, in the order they run by default.
 static const struct {
     const char* name;
     void (*run)(struct ibv_pd* pd);
 } kCases[] = {
     {"mw", case_mw},     {"mwkeys", case_mwkeys}, {"mwpd", case_mwpd},
-    {"mwzb", case_mwzb}, {"prec", case_prec},
+    {"mwzb", case_mwzb}, {"prec", case_prec},     {"handles", case_handles},
 };
 
 int main(int argc, char** argv) {

@@ -169,3 +169,24 @@ TEST_CASE("corners: SEND with invalidate of a type 1 window's rkey fails the rec
     CHECK(qp.attr.qp_state == IBV_QPS_ERR);
     CHECK(mw.mr == &mr); // the window stays bound
 }
+
+// --- handles -------------------------------------------------------------------------------------
+
+// The kernel's object lookup answers a handle that names nothing of the caller's file with
+// ENOENT (google/rdma-unit-test: DestroyInvalidCq, DeregInvalidMr, DeleteInvalidPd,
+// DeallocInvalidMw, DestroyInvalidSrq; no deviation on mlx5 or rxe).
+TEST_CASE("corners: destroying by a handle that names nothing is ENOENT", "[corners]") {
+    Rig rig;
+    ipc::Empty e;
+    const uint32_t garbled = 1 ^ 0xDEADBEEF;
+    CHECK(nicsim::dealloc_pd(rig.ctx, {garbled, 0}, e) == ENOENT);
+    CHECK(nicsim::dereg_mr(rig.ctx, {garbled, 0}, e) == ENOENT);
+    CHECK(nicsim::dealloc_mw(rig.ctx, {garbled, 0}, e) == ENOENT);
+    CHECK(nicsim::destroy_cq(rig.ctx, {garbled, 0}, e) == ENOENT);
+    CHECK(nicsim::destroy_qp(rig.ctx, {garbled, 0}, e) == ENOENT);
+    CHECK(nicsim::destroy_srq(rig.ctx, {garbled, 0}, e) == ENOENT);
+    CHECK(nicsim::destroy_ah(rig.ctx, {garbled, 0}, e) == ENOENT);
+    CHECK(nicsim::dealloc_dm(rig.ctx, {garbled, 0}, e) == ENOENT);
+    CHECK(nicsim::destroy_comp_channel(rig.ctx, {garbled, 0}, e) == ENOENT);
+    CHECK(rig.ctx.reason.find("names no") != std::string::npos);
+}
