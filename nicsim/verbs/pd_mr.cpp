@@ -33,12 +33,17 @@ int dealloc_pd(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
 
 namespace {
 
-// The range checks of the kernel's ib_umem_get: non-empty, within max_mr_size, no wrap-around;
-// or an implicit on-demand MR: address 0, length SIZE_MAX, the whole address space.
+// The range checks of the kernel's ib_umem_get: within max_mr_size, no wrap-around, and at
+// least one page to pin: a zero-length MR registers where its address lies inside a page (the
+// kernel pins that page: ALIGN(addr) - ALIGN_DOWN(addr) is one page, as with mlx5 and rxe,
+// which both pin through ib_umem_get) and is EINVAL at a page boundary (no page). Or an
+// implicit on-demand MR: address 0, length SIZE_MAX, the whole address space.
 int check_range(uint64_t addr, uint64_t length, uint32_t access) {
     if ((access & IBV_ACCESS_ON_DEMAND) && addr == 0 && length == UINT64_MAX) return 0;
-    if (length == 0 || length > limits::kMaxMrSize) return EINVAL;
+    if (length > limits::kMaxMrSize) return EINVAL;
     if (addr + length < addr) return EINVAL;
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    if (length == 0 && addr % page == 0) return EINVAL;
     return 0;
 }
 
@@ -68,7 +73,8 @@ std::shared_ptr<Memory> mr_memory(VerbContext& c, uint64_t addr, uint64_t length
     const char* refused = nullptr;
     if (c.request_fds.size() != 1)
         refused = "the request carries no memfd";
-    else if (pages.start < addr || pages.length > length || pages.start - addr > length - pages.length)
+    else if (pages.start < addr || pages.length > length ||
+             pages.start - addr > length - pages.length)
         refused = "the pages are not inside the MR";
     else if ((pages.start | pages.length | pages.offset) % page)
         refused = "not whole pages";
@@ -77,8 +83,9 @@ std::shared_ptr<Memory> mr_memory(VerbContext& c, uint64_t addr, uint64_t length
     if (!refused) {
         mapped = MappedMemory::map(c.request_fds[0].get(), pages.offset, pages.start, pages.length,
                                    process, &err);
-        if (!mapped) refused = err == EPERM ? "the memfd is not sealed against shrinking"
-                                            : std::strerror(err);
+        if (!mapped)
+            refused =
+                err == EPERM ? "the memfd is not sealed against shrinking" : std::strerror(err);
     }
     if (refused) {
         c.log.warn("{} the shared pages of the MR at {:#x} are not used ({}): the NIC reaches them "

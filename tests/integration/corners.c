@@ -21,6 +21,9 @@
 //             MW, QP, AH; a PD of another context: ENOENT; a QP on another context's CQ:
 //             refused (ENOENT); ibv_req_notify_cq on a garbled CQ or one without a channel
 //             returns 0, as mlx5's (a doorbell)
+//   mr        zero-length MRs inside a page register, at a page boundary EINVAL (ib_umem_get);
+//             READ and WRITE through a zero-based MR (ibv_reg_mr_iova, iova 0) of 1 page to
+//             2 MiB; IBV_ACCESS_ZERO_BASED in ibv_reg_mr changes nothing (mlx5)
 //
 // Usage: corners [CASE...]   (default: all). Prints one line per check; exits 1 if any failed.
 #include "rc_common.h"
@@ -597,13 +600,84 @@ static void case_handles(struct ibv_pd* pd) {
     free(buf);
 }
 
+// ================================ MRs ============================================================
+
+static void case_mr(struct ibv_pd* pd) {
+    // BufferTest.RegisterZeroByteMr; ib_umem_get pins the pages the range touches.
+    uint8_t* buf = xaligned(PAGE, 2 * PAGE);
+    struct ibv_mr* z = ibv_reg_mr(pd, buf + 100, 0, IBV_ACCESS_LOCAL_WRITE);
+    check(z != NULL, "mr: a zero-length MR inside a page -> %s",
+          z ? "registered" : strerror(errno));
+    if (z) ibv_dereg_mr(z);
+    errno = 0;
+    z = ibv_reg_mr(pd, buf + PAGE, 0, IBV_ACCESS_LOCAL_WRITE);
+    check(!z && errno == EINVAL,
+          "mr: a zero-length MR at a page boundary -> %s (EINVAL: no page "
+          "to pin)",
+          z ? "registered" : strerror(errno));
+    if (z) ibv_dereg_mr(z);
+    free(buf);
+
+    // Zero-based MRs (iova 0) for READ and WRITE, 1 page to 2 MiB.
+    struct ibv_cq* cq = ibv_create_cq(g_dev.ctx, 64, NULL, NULL, 0);
+    struct pair p = make_pair(pd, pd, cq, cq, NULL, 14);
+    static const size_t sizes[] = {PAGE, 2 * PAGE, 64 << 10, 2 << 20};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+        size_t n = sizes[k];
+        uint8_t* remote = xaligned(PAGE, n);
+        uint8_t* local = xaligned(PAGE, 4096);
+        for (size_t i = 0; i < n; ++i)
+            remote[i] = (uint8_t)(i * 7 + k);
+        struct ibv_mr* zb = ibv_reg_mr_iova(pd, remote, n, 0, kAll);
+        struct ibv_mr* lmr = reg_mr(pd, local, 4096, IBV_ACCESS_LOCAL_WRITE);
+        if (!zb) die("ibv_reg_mr_iova(iova 0): %s", strerror(errno));
+        uint64_t at = n - 256;
+        struct ibv_sge sge = {(uintptr_t)local, 256, lmr->lkey};
+        struct ibv_send_wr rd = rdma_wr(IBV_WR_RDMA_READ, &sge, at, zb->rkey);
+        int s = execute(p.a, &rd);
+        check(s == IBV_WC_SUCCESS && memcmp(local, remote + at, 256) == 0,
+              "mr: a READ of the last 256 bytes of a zero-based MR of %zu bytes (address %#" PRIx64
+              ") -> %s",
+              n, at, st(s));
+        memset(local, 0xC3, 256);
+        struct ibv_send_wr wr = rdma_wr(IBV_WR_RDMA_WRITE, &sge, 0, zb->rkey);
+        s = execute(p.a, &wr);
+        check(s == IBV_WC_SUCCESS && remote[0] == 0xC3 && remote[255] == 0xC3,
+              "mr: a WRITE at address 0 of it -> %s, lands at its start", st(s));
+        ibv_dereg_mr(zb);
+        ibv_dereg_mr(lmr);
+        free(remote);
+        free(local);
+    }
+    // IBV_ACCESS_ZERO_BASED through ibv_reg_mr: its iova is the address rdma-core passes, as on
+    // mlx5 (RdmaAccessTest.ZeroBasedAccess is an mlx5 deviation there).
+    uint8_t* remote = xaligned(PAGE, PAGE);
+    uint8_t* local = xaligned(PAGE, PAGE);
+    memset(remote, 0x3C, PAGE);
+    struct ibv_mr* zmr = ibv_reg_mr(pd, remote, PAGE, kAll | IBV_ACCESS_ZERO_BASED);
+    struct ibv_mr* lmr = reg_mr(pd, local, PAGE, IBV_ACCESS_LOCAL_WRITE);
+    if (!zmr) die("ibv_reg_mr(ZERO_BASED): %s", strerror(errno));
+    struct ibv_sge sge = {(uintptr_t)local, 64, lmr->lkey};
+    struct ibv_send_wr rd = rdma_wr(IBV_WR_RDMA_READ, &sge, (uintptr_t)remote, zmr->rkey);
+    int s = execute(p.a, &rd);
+    check(s == IBV_WC_SUCCESS && local[0] == 0x3C,
+          "mr: ibv_reg_mr with IBV_ACCESS_ZERO_BASED is addressed by its pointer, as on mlx5 -> %s",
+          st(s));
+    ibv_dereg_mr(zmr);
+    ibv_dereg_mr(lmr);
+    free(remote);
+    free(local);
+    free_pair(p);
+    ibv_destroy_cq(cq);
+}
+
 // The cases, in the order they run by default.
 static const struct {
     const char* name;
     void (*run)(struct ibv_pd* pd);
 } kCases[] = {
-    {"mw", case_mw},     {"mwkeys", case_mwkeys}, {"mwpd", case_mwpd},
-    {"mwzb", case_mwzb}, {"prec", case_prec},     {"handles", case_handles},
+    {"mw", case_mw},     {"mwkeys", case_mwkeys},   {"mwpd", case_mwpd}, {"mwzb", case_mwzb},
+    {"prec", case_prec}, {"handles", case_handles}, {"mr", case_mr},
 };
 
 int main(int argc, char** argv) {

@@ -170,7 +170,7 @@ TEST_CASE("corners: SEND with invalidate of a type 1 window's rkey fails the rec
     CHECK(mw.mr == &mr); // the window stays bound
 }
 
-// --- handles -------------------------------------------------------------------------------------
+// --- handles and MRs -----------------------------------------------------------------------------
 
 // The kernel's object lookup answers a handle that names nothing of the caller's file with
 // ENOENT (google/rdma-unit-test: DestroyInvalidCq, DeregInvalidMr, DeleteInvalidPd,
@@ -189,4 +189,26 @@ TEST_CASE("corners: destroying by a handle that names nothing is ENOENT", "[corn
     CHECK(nicsim::dealloc_dm(rig.ctx, {garbled, 0}, e) == ENOENT);
     CHECK(nicsim::destroy_comp_channel(rig.ctx, {garbled, 0}, e) == ENOENT);
     CHECK(rig.ctx.reason.find("names no") != std::string::npos);
+}
+
+// ib_umem_get pins the pages a range touches and refuses a range that touches none: a
+// zero-length MR registers inside a page (that page is pinned; mlx5 and rxe both pin so) and is
+// EINVAL at a page boundary.
+TEST_CASE("corners: a zero-length MR registers where its address lies inside a page", "[corners]") {
+    Rig rig;
+    const long page = ::sysconf(_SC_PAGESIZE);
+    std::vector<uint8_t> buf(3 * static_cast<size_t>(page));
+    uint64_t aligned = (reinterpret_cast<uint64_t>(buf.data()) + page - 1) / page * page;
+    auto reg = [&](uint64_t addr) {
+        ipc::RegMrReq q{};
+        q.pd = rig.pd;
+        q.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
+        q.addr = q.iova = addr;
+        q.length = 0;
+        ipc::RegMrReply r{};
+        return nicsim::reg_mr(rig.ctx, q, r);
+    };
+    CHECK(reg(aligned + 1) == 0);
+    CHECK(reg(aligned + page - 8) == 0);
+    CHECK(reg(aligned) == EINVAL);
 }
