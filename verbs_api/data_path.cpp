@@ -26,7 +26,10 @@ bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
         return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE ||
                op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
     case IBV_QPT_UD:
-        return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
+        // Every classic opcode is posted, as mlx5 posts any opcode of its table and rxe any
+        // its provider knows; the NIC completes all but SEND (with imm) with
+        // IBV_WC_LOC_QP_OP_ERR, as both do (rxe: its WR opcode table has no UD bit for them).
+        return static_cast<unsigned>(op) <= IBV_WR_SEND_WITH_INV;
     case IBV_QPT_RAW_PACKET:
         return op == IBV_WR_SEND; // the SGEs hold one whole Ethernet frame
     default:

@@ -24,6 +24,8 @@
 //   mr        zero-length MRs inside a page register, at a page boundary EINVAL (ib_umem_get);
 //             READ and WRITE through a zero-based MR (ibv_reg_mr_iova, iova 0) of 1 page to
 //             2 MiB; IBV_ACCESS_ZERO_BASED in ibv_reg_mr changes nothing (mlx5)
+//   ud        READ, WRITE and atomics on UD are posted and complete with LOC_QP_OP_ERR; the
+//             AH's traffic class reaches the receiver's GRH (tos & 0xfc)
 //
 // Usage: corners [CASE...]   (default: all). Prints one line per check; exits 1 if any failed.
 #include "rc_common.h"
@@ -671,13 +673,102 @@ static void case_mr(struct ibv_pd* pd) {
     ibv_destroy_cq(cq);
 }
 
+// ================================ UD =============================================================
+
+enum { QKEY = 0x11111111 };
+
+static inline struct ibv_qp* ud_qp(struct ibv_pd* pd, struct ibv_cq* cq) {
+    struct ibv_qp_init_attr ia = {
+        .send_cq = cq,
+        .recv_cq = cq,
+        .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1},
+        .qp_type = IBV_QPT_UD};
+    struct ibv_qp* qp = ibv_create_qp(pd, &ia);
+    if (!qp) die("ibv_create_qp(UD): %s", strerror(errno));
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+        die("UD to INIT failed");
+    a.qp_state = IBV_QPS_RTR;
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE)) die("UD to RTR failed");
+    a.qp_state = IBV_QPS_RTS;
+    a.sq_psn = 1;
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN)) die("UD to RTS failed");
+    return qp;
+}
+
+static void case_ud(struct ibv_pd* pd) {
+    uint8_t* buf = xaligned(PAGE, 2 * PAGE);
+    memset(buf, 0, 2 * PAGE);
+    struct ibv_mr* mr = reg_mr(pd, buf, 2 * PAGE, kAll);
+    struct ibv_cq* scq = ibv_create_cq(g_dev.ctx, 16, NULL, NULL, 0);
+    struct ibv_cq* rcq = ibv_create_cq(g_dev.ctx, 16, NULL, NULL, 0);
+    struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+    aa.grh.dgid = g_dev.gid;
+    aa.grh.hop_limit = 1;
+    aa.grh.traffic_class = 0xff;
+    struct ibv_ah* ah = ibv_create_ah(pd, &aa);
+    if (!ah) die("ibv_create_ah: %s", strerror(errno));
+    struct ibv_qp* dst = ud_qp(pd, rcq);
+    // LoopbackUdQpTest.Read/Write/FetchAdd/CompareSwap: posted, then LOC_QP_OP_ERR.
+    static const enum ibv_wr_opcode ops[] = {IBV_WR_RDMA_READ, IBV_WR_RDMA_WRITE,
+                                             IBV_WR_ATOMIC_FETCH_AND_ADD,
+                                             IBV_WR_ATOMIC_CMP_AND_SWP};
+    static const char* const names[] = {"READ", "WRITE", "FETCH_ADD", "CMP_SWAP"};
+    for (int i = 0; i < 4; ++i) {
+        struct ibv_qp* qp = ud_qp(pd, scq);
+        struct ibv_sge sge = {(uintptr_t)buf, 8, mr->lkey};
+        struct ibv_send_wr wr = {.wr_id = 1,
+                                 .sg_list = &sge,
+                                 .num_sge = 1,
+                                 .opcode = ops[i],
+                                 .send_flags = IBV_SEND_SIGNALED};
+        wr.wr.ud.ah = ah;
+        wr.wr.ud.remote_qpn = dst->qp_num;
+        wr.wr.ud.remote_qkey = QKEY;
+        int rc = post(qp, &wr);
+        int s = rc ? -1 : next_status(scq, NULL);
+        check(rc == 0 && s == IBV_WC_LOC_QP_OP_ERR,
+              "ud: %s on a UD QP -> ibv_post_send %s, then %s (expected 0, LOC_QP_OP_ERR)",
+              names[i], rc ? strerror(rc) : "0", st(s));
+        ibv_destroy_qp(qp);
+    }
+    // LoopbackUdQpTest.SendTrafficClass.
+    struct ibv_qp* src = ud_qp(pd, scq);
+    struct ibv_sge rsge = {(uintptr_t)(buf + PAGE), 40 + 1000, mr->lkey};
+    post_recv(dst, 2, &rsge, 1);
+    struct ibv_sge sge = {(uintptr_t)buf, 1000, mr->lkey};
+    struct ibv_send_wr send = {.wr_id = 3,
+                               .sg_list = &sge,
+                               .num_sge = 1,
+                               .opcode = IBV_WR_SEND,
+                               .send_flags = IBV_SEND_SIGNALED};
+    send.wr.ud.ah = ah;
+    send.wr.ud.remote_qpn = dst->qp_num;
+    send.wr.ud.remote_qkey = QKEY;
+    int s = execute(src, &send);
+    int r = next_status(rcq, NULL);
+    struct iphdr ip;
+    memcpy(&ip, buf + PAGE + 20, sizeof ip);
+    check(s == IBV_WC_SUCCESS && r == IBV_WC_SUCCESS && (ip.tos & 0xfc) == 0xfc,
+          "ud: a SEND with an AH of traffic class 0xff -> %s, %s, the receiver's GRH TOS %#x "
+          "(& 0xfc expected 0xfc)",
+          st(s), st(r), ip.tos);
+    ibv_destroy_qp(src);
+    ibv_destroy_qp(dst);
+    ibv_destroy_ah(ah);
+    ibv_destroy_cq(scq);
+    ibv_destroy_cq(rcq);
+    ibv_dereg_mr(mr);
+    free(buf);
+}
+
 // The cases, in the order they run by default.
 static const struct {
     const char* name;
     void (*run)(struct ibv_pd* pd);
 } kCases[] = {
     {"mw", case_mw},     {"mwkeys", case_mwkeys},   {"mwpd", case_mwpd}, {"mwzb", case_mwzb},
-    {"prec", case_prec}, {"handles", case_handles}, {"mr", case_mr},
+    {"prec", case_prec}, {"handles", case_handles}, {"mr", case_mr},     {"ud", case_ud},
 };
 
 int main(int argc, char** argv) {

@@ -13,6 +13,54 @@ namespace {
 
 constexpr uint32_t kE = 0x500; // the responder's first expected PSN (QpOptions::rq_psn)
 
+// A UD QP of `rig` in RTS, with Q_Key `qkey`.
+Qp& ud_qp(Rig& rig, uint32_t qkey = 0x11111111) {
+    Cq& scq = rig.create_cq();
+    Cq& rcq = rig.create_cq();
+    ipc::CreateQpReq q{};
+    q.pd = rig.pd;
+    q.send_cq = scq.handle;
+    q.recv_cq = rcq.handle;
+    q.qp_type = IBV_QPT_UD;
+    q.cap = {16, 16, 4, 4, 64};
+    ipc::CreateQpReply r{};
+    REQUIRE(nicsim::create_qp(rig.ctx, q, r) == 0);
+    rig.ctx.pass_fds.clear();
+    Qp& qp = *rig.objects.qps.get(r.handle);
+    ipc::ModifyQpReq m{};
+    ipc::Empty e;
+    m.qp = qp.handle;
+    m.attr.qp_state = IBV_QPS_INIT;
+    m.attr.port_num = 1;
+    m.attr.qkey = qkey;
+    m.mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+    REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
+    m.attr = {};
+    m.attr.qp_state = IBV_QPS_RTR;
+    m.mask = IBV_QP_STATE;
+    REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
+    m.attr.qp_state = IBV_QPS_RTS;
+    m.attr.sq_psn = 0x100;
+    m.mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+    REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
+    return qp;
+}
+
+// An AH of the rig's PD to 127.0.0.2 with traffic class `tclass`.
+uint32_t make_ah(Rig& rig, uint8_t tclass) {
+    ipc::CreateAhReq q{};
+    q.pd = rig.pd;
+    q.attr.is_global = 1;
+    q.attr.port_num = 1;
+    q.attr.grh.traffic_class = tclass;
+    q.attr.grh.hop_limit = 64;
+    q.attr.grh.dgid.raw[10] = q.attr.grh.dgid.raw[11] = 0xff;
+    ::inet_pton(AF_INET, kPeerAddress, &q.attr.grh.dgid.raw[12]);
+    ipc::HandleReply r{};
+    REQUIRE(nicsim::create_ah(rig.ctx, q, r) == 0);
+    return r.handle;
+}
+
 } // namespace
 
 // --- error precedence on RC --------------------------------------------------------------------
@@ -168,6 +216,80 @@ TEST_CASE("corners: SEND with invalidate of a type 1 window's rkey fails the rec
     CHECK(wcs[0].status == IBV_WC_REM_INV_REQ_ERR);
     CHECK(qp.attr.qp_state == IBV_QPS_ERR);
     CHECK(mw.mr == &mr); // the window stays bound
+}
+
+// --- UD ------------------------------------------------------------------------------------------
+
+// Operations UD lacks complete with LOC_QP_OP_ERR (the library posts them, as mlx5's and rxe's
+// do; google/rdma-unit-test LoopbackUdQpTest.Read/Write/FetchAdd/CompareSwap).
+TEST_CASE("corners: READ, WRITE and atomics on a UD QP complete with LOC_QP_OP_ERR", "[corners]") {
+    for (ibv_wr_opcode op : {IBV_WR_RDMA_READ, IBV_WR_RDMA_WRITE, IBV_WR_ATOMIC_CMP_AND_SWP,
+                             IBV_WR_ATOMIC_FETCH_AND_ADD}) {
+        Rig rig;
+        Qp& qp = ud_qp(rig);
+        alignas(8) uint64_t buf = 0;
+        Mr& mr = rig.reg_mr(&buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE);
+        ipc::SendWqe w = wqe(4, op);
+        w.ah = make_ah(rig, 0);
+        w.remote_qpn = 0x123;
+        w.remote_qkey = 0x11111111;
+        rig.post_send(qp, w, {sge(&buf, 8, mr)});
+        CHECK(rig.env.take().empty());
+        auto wcs = Rig::poll(*qp.send_cq);
+        INFO("opcode " << op);
+        REQUIRE(wcs.size() == 1);
+        CHECK(wcs[0].wr_id == 4);
+        CHECK(wcs[0].status == IBV_WC_LOC_QP_OP_ERR);
+    }
+}
+
+// RoCE v2 carries the GRH's traffic class in the IPv4 header's TOS byte: the AH's goes out
+// there, and a UD receive's GRH (20 unused bytes, then the IPv4 header) shows the packet's
+// (google/rdma-unit-test SendTrafficClass: tos & 0xfc as sent).
+TEST_CASE("corners: a UD AH's traffic class goes out and lands in the receiver's GRH",
+          "[corners]") {
+    Rig rig;
+    Qp& qp = ud_qp(rig);
+    auto data = pattern(32);
+    Mr& mr = rig.reg_mr(data.data(), data.size(), 0);
+    ipc::SendWqe w = wqe(1, IBV_WR_SEND);
+    w.ah = make_ah(rig, 0xff);
+    w.remote_qpn = 0x123;
+    w.remote_qkey = 0x11111111;
+    rig.post_send(qp, w, {sge(data.data(), data.size(), mr)});
+    auto sent = rig.env.take();
+    REQUIRE(sent.size() == 1);
+    CHECK(sent[0].tclass == 0xff);
+
+    std::vector<uint8_t> buf(40 + 64, 0);
+    Mr& rmr = rig.reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
+    rig.post_recv(qp, 2, {sge(buf.data(), buf.size(), rmr)});
+    wire::Headers h;
+    h.opcode = wire::opcode::kUdSendOnly;
+    h.dest_qpn = qp.qpn;
+    h.deth = {0x11111111, 0x77};
+    nicsim::ud::receive(rig.env, qp, ipv4("127.0.0.2"), ipv4("127.0.0.1"), h, data.data(),
+                        data.size(), 8 + 12 + data.size() + 4, 0xfc);
+    auto wcs = Rig::poll(*qp.recv_cq);
+    REQUIRE(wcs.size() == 1);
+    CHECK(wcs[0].status == IBV_WC_SUCCESS);
+    CHECK(buf[20] == 0x45); // IPv4, 20-byte header
+    CHECK(buf[21] == 0xfc); // the TOS byte: the traffic class
+    CHECK(bytes_of(buf, 40, 32) == data);
+}
+
+// An RC QP's packets carry the traffic class of its address vector.
+TEST_CASE("corners: an RC QP sends with its path's traffic class", "[corners]") {
+    Rig rig;
+    QpOptions o;
+    Qp& qp = rig.create_qp(o);
+    qp.attr.ah_attr.grh.traffic_class = 0x68;
+    auto data = pattern(16);
+    Mr& mr = rig.reg_mr(data.data(), data.size(), 0);
+    rig.post_send(qp, wqe(1, IBV_WR_SEND), {sge(data.data(), data.size(), mr)});
+    auto sent = rig.env.take();
+    REQUIRE(sent.size() == 1);
+    CHECK(sent[0].tclass == 0x68);
 }
 
 // --- handles and MRs -----------------------------------------------------------------------------
