@@ -30,7 +30,8 @@ bool is_rc(const Qp& qp) {
 // PD and receive CQ; for an XRC_RECV QP, those of the XRC SRQ its message names (nothing when
 // that SRQ is gone).
 struct Target {
-    const Pd* pd = nullptr;
+    const Pd* access_pd = nullptr; // rkeys (WRITE, READ, atomics) and SEND_WITH_INV's rkey
+    const Pd* recv_pd = nullptr;   // the receive WQE's buffers
     Srq* srq = nullptr;
     Ring* ring = nullptr;
     Cq* cq = nullptr;
@@ -41,11 +42,15 @@ Target target_of(TransportEnv& env, Qp& qp, uint32_t srqn) {
     if (qp.type == IBV_QPT_XRC_RECV) {
         Srq* srq = xrc_srq(env, qp, srqn);
         if (!srq) return {};
-        return {srq->pd, srq, &srq->ring, srq->cq, srq->attr.max_sge};
+        return {srq->pd, srq->pd, srq, &srq->ring, srq->cq, srq->attr.max_sge};
     }
-    if (qp.srq) return {qp.pd, qp.srq, &qp.srq->ring, qp.recv_cq, qp.srq->attr.max_sge};
-    if (!qp.rq.header) return {qp.pd, nullptr, nullptr, qp.recv_cq, 0}; // XRC_SEND: no RQ
-    return {qp.pd, nullptr, &qp.rq, qp.recv_cq, qp.cap.max_recv_sge};
+    // An SRQ may be of another PD than its QPs: receives taken from it are checked against the
+    // SRQ's PD, remote accesses against the QP's (mlx5; google/rdma-unit-test's
+    // SrqRecvMrSrqMatch, SrqRecvMrSrqMismatch and QpSrqPdMismatchWriteWithImm pass there).
+    // rxe checks both against the QP's.
+    if (qp.srq) return {qp.pd, qp.srq->pd, qp.srq, &qp.srq->ring, qp.recv_cq, qp.srq->attr.max_sge};
+    if (!qp.rq.header) return {qp.pd, qp.pd, nullptr, nullptr, qp.recv_cq, 0}; // XRC_SEND: no RQ
+    return {qp.pd, qp.pd, nullptr, &qp.rq, qp.recv_cq, qp.cap.max_recv_sge};
 }
 
 // The target of the request being handled.
@@ -181,12 +186,12 @@ bool take_recv(TransportEnv& env, Qp& qp, ibv_wc_status* status, std::string* wh
     }
     emu::ipc::Sge sges[64];
     std::memcpy(sges, slot + sizeof w, w.num_sge * sizeof(emu::ipc::Sge));
-    *status = resolve_local(env.nic(), t.pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, r.local,
+    *status = resolve_local(env.nic(), t.recv_pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, r.local,
                             &r.capacity);
     if (*status != IBV_WC_SUCCESS)
         *why = fmt::format(
             "the receive wr_id {}: {}", w.wr_id,
-            explain_local(env.nic(), t.pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE).text());
+            explain_local(env.nic(), t.recv_pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE).text());
     return true;
 }
 
@@ -370,7 +375,7 @@ bool execute_send(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8
         // SEND with invalidate: the named window stops granting access before the receive
         // completes (IBA 10.6.7.2.4).
         if (wire::has(h.opcode, wire::kHasIeth) &&
-            !invalidate_remote(env.nic(), target_of(env, qp).pd, qp.qpn, h.ieth_rkey)) {
+            !invalidate_remote(env.nic(), target_of(env, qp).access_pd, qp.qpn, h.ieth_rkey)) {
             fatal(env, qp, h, Refusal::InvalidateRkey,
                   fmt::format("SEND with invalidate names rkey {:#x}, which is no type 2 window of "
                               "the QP's PD bound through this QP (IBA 10.6.7.2.4)",
@@ -396,7 +401,7 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
         s.write_rkey = h.reth.rkey;
         s.write_va = h.reth.va;
         s.write_remaining = s.write_length = h.reth.length;
-        RemoteAccess a{target_of(env, qp).pd,  qp.qpn, h.reth.rkey, h.reth.va, h.reth.length,
+        RemoteAccess a{target_of(env, qp).access_pd, qp.qpn, h.reth.rkey, h.reth.va, h.reth.length,
                        IBV_ACCESS_REMOTE_WRITE};
         if (h.reth.length && !remote_mr(env.nic(), a)) {
             Explanation e = explain_remote(env.nic(), a);
@@ -416,7 +421,7 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
     if (last && wire::has(h.opcode, wire::kNeedsRecvWqe) && !need_recv(env, qp, h)) return false;
     if (len) {
         // Looked up again for every packet: the MR may have been deregistered meanwhile.
-        RemoteAccess a{target_of(env, qp).pd,  qp.qpn, s.write_rkey, s.write_va, len,
+        RemoteAccess a{target_of(env, qp).access_pd, qp.qpn, s.write_rkey, s.write_va, len,
                        IBV_ACCESS_REMOTE_WRITE};
         KeyCheck c = check_remote(env.nic(), a);
         if (!c.mr) { // deregistered (or its window unbound) since the WRITE began
@@ -457,7 +462,11 @@ const ReplayEntry* replayed(const Qp& qp, uint32_t psn) {
 // Queues the READ responses; returns false when the request was refused.
 bool start_read(TransportEnv& env, Qp& qp, const wire::Headers& h, uint32_t first_psn,
                 uint32_t npkts, uint32_t srqn) {
-    RemoteAccess a{target_of(env, qp, srqn).pd, qp.qpn, h.reth.rkey, h.reth.va, h.reth.length,
+    RemoteAccess a{target_of(env, qp, srqn).access_pd,
+                   qp.qpn,
+                   h.reth.rkey,
+                   h.reth.va,
+                   h.reth.length,
                    IBV_ACCESS_REMOTE_READ};
     if (h.reth.length && !remote_mr(env.nic(), a)) {
         Explanation e = explain_remote(env.nic(), a);
@@ -484,7 +493,8 @@ bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
               fmt::format("the atomic's address {:#x} is not a multiple of 8", a.va));
         return false;
     }
-    RemoteAccess access{target_of(env, qp).pd, qp.qpn, a.rkey, a.va, 8, IBV_ACCESS_REMOTE_ATOMIC};
+    RemoteAccess access{target_of(env, qp).access_pd, qp.qpn, a.rkey, a.va, 8,
+                        IBV_ACCESS_REMOTE_ATOMIC};
     KeyCheck c = check_remote(env.nic(), access);
     if (!c.mr) {
         Explanation e = explain_remote(env.nic(), access);
@@ -764,7 +774,11 @@ bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
         size_t len = static_cast<size_t>(std::min<uint64_t>(mtu, job.remaining));
         if (len) {
             // Looked up again for every packet: the MR may have been deregistered meanwhile.
-            RemoteAccess a{target_of(env, qp, job.srqn).pd, qp.qpn, job.rkey, job.va, len,
+            RemoteAccess a{target_of(env, qp, job.srqn).access_pd,
+                           qp.qpn,
+                           job.rkey,
+                           job.va,
+                           len,
                            IBV_ACCESS_REMOTE_READ};
             KeyCheck c = check_remote(env.nic(), a);
             Mr* mr = c.mr;

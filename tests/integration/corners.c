@@ -26,6 +26,9 @@
 //             2 MiB; IBV_ACCESS_ZERO_BASED in ibv_reg_mr changes nothing (mlx5)
 //   ud        READ, WRITE and atomics on UD are posted and complete with LOC_QP_OP_ERR; the
 //             AH's traffic class reaches the receiver's GRH (tos & 0xfc)
+//   pd        ibv_dealloc_pd of a PD in use: EBUSY, errno EBUSY (MR, MW, QP, SRQ, AH); an SRQ
+//             of another PD than its QP: receives checked against the SRQ's PD, remote
+//             accesses against the QP's
 //
 // Usage: corners [CASE...]   (default: all). Prints one line per check; exits 1 if any failed.
 #include "rc_common.h"
@@ -762,13 +765,106 @@ static void case_ud(struct ibv_pd* pd) {
     free(buf);
 }
 
+// ================================ PDs and SRQs ===================================================
+
+static inline void busy(const char* what, struct ibv_pd* pd) {
+    errno = 0;
+    int rc = ibv_dealloc_pd(pd);
+    int e = errno;
+    check(rc == EBUSY && e == EBUSY,
+          "pd: ibv_dealloc_pd of a PD with %s -> %s, errno %s (expected EBUSY, EBUSY)", what,
+          rc ? strerror(rc) : "0", strerror(e));
+}
+
+static void case_pd(struct ibv_pd* unused) {
+    (void)unused; // its own PDs
+    struct ibv_context* ctx = g_dev.ctx;
+    uint8_t* buf = xaligned(PAGE, 2 * PAGE);
+    struct ibv_cq* cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+    // PdTest.MrRefCount, MwRefCount, QpRefCount, SrqRefCount, AhRefCount.
+    {
+        struct ibv_pd* pd = ibv_alloc_pd(ctx);
+        struct ibv_mr* mr = reg_mr(pd, buf, PAGE, IBV_ACCESS_LOCAL_WRITE);
+        busy("an MR", pd);
+        ibv_dereg_mr(mr);
+        struct ibv_mw* mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+        busy("a memory window", pd);
+        ibv_dealloc_mw(mw);
+        struct ibv_qp* qp = create_rc_qp(pd, cq, cq, 4, 4, 1, 0);
+        busy("a QP", pd);
+        ibv_destroy_qp(qp);
+        struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
+        struct ibv_srq* srq = ibv_create_srq(pd, &sa);
+        busy("an SRQ", pd);
+        ibv_destroy_srq(srq);
+        struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+        aa.grh.dgid = g_dev.gid;
+        struct ibv_ah* ah = ibv_create_ah(pd, &aa);
+        busy("an AH", pd);
+        ibv_destroy_ah(ah);
+        check(ibv_dealloc_pd(pd) == 0, "pd: once all are gone, ibv_dealloc_pd -> 0");
+    }
+    // PdSrqTest: the SRQ of PD 1 serves QPs of PD 2.
+    struct ibv_pd* pd1 = ibv_alloc_pd(ctx);
+    struct ibv_pd* pd2 = ibv_alloc_pd(ctx);
+    struct ibv_srq_init_attr sa = {.attr = {.max_wr = 8, .max_sge = 1}};
+    struct ibv_cq* scq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+    struct ibv_cq* rcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+    struct ibv_mr* in1 = reg_mr(pd1, buf, PAGE, IBV_ACCESS_LOCAL_WRITE);
+    struct ibv_mr* in2 = reg_mr(pd2, buf + PAGE, PAGE, kAll);
+    for (int c = 0; c < 3; ++c) {
+        struct ibv_srq* srq = ibv_create_srq(pd1, &sa);
+        struct pair p = make_pair(pd2, pd2, scq, rcq, srq, 14);
+        struct ibv_sge rsge = c == 1 ? (struct ibv_sge){(uintptr_t)(buf + PAGE), 256, in2->lkey}
+                                     : (struct ibv_sge){(uintptr_t)buf, 256, in1->lkey};
+        struct ibv_recv_wr rwr = {.wr_id = 0, .sg_list = &rsge, .num_sge = 1}, *bad = NULL;
+        if (ibv_post_srq_recv(srq, &rwr, &bad)) die("ibv_post_srq_recv failed");
+        struct ibv_sge ssge = {(uintptr_t)(buf + PAGE), 64, in2->lkey};
+        struct ibv_send_wr wr = {.wr_id = 1,
+                                 .sg_list = &ssge,
+                                 .num_sge = 1,
+                                 .opcode = c == 2 ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_SEND,
+                                 .send_flags = IBV_SEND_SIGNALED};
+        if (c == 2) {
+            wr.wr.rdma.remote_addr = (uintptr_t)(buf + PAGE + 512);
+            wr.wr.rdma.rkey = in2->rkey;
+        }
+        int s = execute(p.a, &wr);
+        int r = next_status(rcq, NULL);
+        if (c == 0)
+            check(s == IBV_WC_SUCCESS && r == IBV_WC_SUCCESS,
+                  "pd: a SEND into an SRQ receive of the SRQ's PD (the QP's is another) -> %s, %s",
+                  st(s), st(r));
+        else if (c == 1)
+            check(s == IBV_WC_REM_OP_ERR && r == IBV_WC_LOC_PROT_ERR,
+                  "pd: a SEND into an SRQ receive of the QP's PD, not the SRQ's -> %s, %s "
+                  "(expected REM_OP_ERR, LOC_PROT_ERR)",
+                  st(s), st(r));
+        else
+            check(s == IBV_WC_SUCCESS && r == IBV_WC_SUCCESS,
+                  "pd: a WRITE_WITH_IMM into the QP's PD, its receive from the SRQ's -> %s, %s",
+                  st(s), st(r));
+        free_pair(p);
+        ibv_destroy_srq(srq);
+    }
+    ibv_dereg_mr(in1);
+    ibv_dereg_mr(in2);
+    ibv_destroy_cq(scq);
+    ibv_destroy_cq(rcq);
+    ibv_destroy_cq(cq);
+    ibv_dealloc_pd(pd1);
+    ibv_dealloc_pd(pd2);
+    free(buf);
+}
+
 // The cases, in the order they run by default.
 static const struct {
     const char* name;
     void (*run)(struct ibv_pd* pd);
 } kCases[] = {
-    {"mw", case_mw},     {"mwkeys", case_mwkeys},   {"mwpd", case_mwpd}, {"mwzb", case_mwzb},
-    {"prec", case_prec}, {"handles", case_handles}, {"mr", case_mr},     {"ud", case_ud},
+    {"mw", case_mw},     {"mwkeys", case_mwkeys}, {"mwpd", case_mwpd},
+    {"mwzb", case_mwzb}, {"prec", case_prec},     {"handles", case_handles},
+    {"mr", case_mr},     {"ud", case_ud},         {"pd", case_pd},
 };
 
 int main(int argc, char** argv) {
