@@ -254,10 +254,20 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
     return n;
 }
 
+// Always 0, as mlx5's (a doorbell; neither the CQ's channel nor its handle is looked at) and
+// irdma's: rxe alone asks the kernel.
 int req_notify_cq(ibv_cq* cq, int solicited_only) {
     EmuCq& c = *emu_cq(cq);
-    c.ring.header->notify.store(solicited_only ? ipc::kNotifySolicited : ipc::kNotifyAny,
-                                std::memory_order_seq_cst);
+    const uint32_t want = solicited_only ? ipc::kNotifySolicited : ipc::kNotifyAny;
+    std::atomic<uint32_t>& notify = c.ring.header->notify;
+    uint32_t now = notify.load(std::memory_order_seq_cst);
+    // A CQ armed for the next completion stays so: a solicited-only request does not narrow it
+    // (rxe_req_notify_cq keeps IB_CQ_NEXT_COMP; so does mlx5: google/rdma-unit-test's
+    // CompChannelTest.DowngradeRequest is no mlx5 deviation there).
+    // The NIC disarms it (to kNotifyNone) when it raises the event.
+    do {
+        if (want == ipc::kNotifySolicited && now == ipc::kNotifyAny) return 0;
+    } while (!notify.compare_exchange_weak(now, want, std::memory_order_seq_cst));
     return 0;
 }
 

@@ -29,6 +29,7 @@
 //   pd        ibv_dealloc_pd of a PD in use: EBUSY, errno EBUSY (MR, MW, QP, SRQ, AH); an SRQ
 //             of another PD than its QP: receives checked against the SRQ's PD, remote
 //             accesses against the QP's
+//   cq        a solicited-only request does not narrow one for the next completion
 //
 // Usage: corners [CASE...]   (default: all). Prints one line per check; exits 1 if any failed.
 #include "rc_common.h"
@@ -857,14 +858,57 @@ static void case_pd(struct ibv_pd* unused) {
     free(buf);
 }
 
+// ================================ completion channels ============================================
+
+static void case_cq(struct ibv_pd* pd) {
+    // CompChannelTest.DowngradeRequest: armed for any completion, then for solicited only:
+    // the unsolicited receive still raises the event (rxe_req_notify_cq keeps NEXT_COMP).
+    struct ibv_comp_channel* ch = ibv_create_comp_channel(g_dev.ctx);
+    struct ibv_cq* rcq = ibv_create_cq(g_dev.ctx, 16, NULL, ch, 0);
+    struct ibv_cq* scq = ibv_create_cq(g_dev.ctx, 16, NULL, NULL, 0);
+    uint8_t* buf = xaligned(PAGE, PAGE);
+    struct ibv_mr* mr = reg_mr(pd, buf, PAGE, IBV_ACCESS_LOCAL_WRITE);
+    struct pair p = make_pair(pd, pd, scq, rcq, NULL, 14);
+    if (ibv_req_notify_cq(rcq, 0) || ibv_req_notify_cq(rcq, 1)) die("ibv_req_notify_cq failed");
+    struct ibv_sge rsge = {(uintptr_t)buf, 64, mr->lkey};
+    post_recv(p.b, 1, &rsge, 1);
+    struct ibv_sge ssge = {(uintptr_t)buf + 64, 64, mr->lkey};
+    struct ibv_send_wr send = {.wr_id = 2,
+                               .sg_list = &ssge,
+                               .num_sge = 1,
+                               .opcode = IBV_WR_SEND,
+                               .send_flags = IBV_SEND_SIGNALED};
+    int s = execute(p.a, &send);
+    struct pollfd pf = {.fd = ch->fd, .events = POLLIN};
+    int ready = poll(&pf, 1, 2000);
+    check(s == IBV_WC_SUCCESS && ready == 1,
+          "cq: armed for any completion, then solicited only: an unsolicited receive makes the "
+          "channel ready -> %s",
+          ready == 1 ? "ready" : "not ready within 2 s");
+    if (ready == 1) {
+        struct ibv_cq* ev;
+        void* evctx;
+        if (ibv_get_cq_event(ch, &ev, &evctx) == 0) ibv_ack_cq_events(ev, 1);
+    }
+    struct ibv_wc wc;
+    while (ibv_poll_cq(rcq, 1, &wc) > 0) {
+    }
+    free_pair(p);
+    ibv_destroy_cq(rcq);
+    ibv_destroy_cq(scq);
+    ibv_destroy_comp_channel(ch);
+    ibv_dereg_mr(mr);
+    free(buf);
+}
+
 // The cases, in the order they run by default.
 static const struct {
     const char* name;
     void (*run)(struct ibv_pd* pd);
 } kCases[] = {
-    {"mw", case_mw},     {"mwkeys", case_mwkeys}, {"mwpd", case_mwpd},
-    {"mwzb", case_mwzb}, {"prec", case_prec},     {"handles", case_handles},
-    {"mr", case_mr},     {"ud", case_ud},         {"pd", case_pd},
+    {"mw", case_mw},     {"mwkeys", case_mwkeys},   {"mwpd", case_mwpd}, {"mwzb", case_mwzb},
+    {"prec", case_prec}, {"handles", case_handles}, {"mr", case_mr},     {"ud", case_ud},
+    {"pd", case_pd},     {"cq", case_cq},
 };
 
 int main(int argc, char** argv) {
