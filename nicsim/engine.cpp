@@ -34,9 +34,8 @@ std::string ipv4_text(uint32_t addr) {
 Engine::Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::logger& log,
                PeerReasons* peers)
     : io_(io), nic_(nic), link_(link), log_(log), peers_(peers), timer_(io) {
-    link_.start([this](const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid) {
-        on_packet(from, data, len, mgid);
-    });
+    link_.start([this](const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid,
+                       uint8_t tos) { on_packet(from, data, len, mgid, tos); });
 }
 
 uint64_t Engine::now_us() {
@@ -44,12 +43,13 @@ uint64_t Engine::now_us() {
     return duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
-void Engine::transmit(Qp&, uint32_t dst_addr, uint8_t* packet, size_t len) {
-    link_.send(dst_addr, packet, len);
+void Engine::transmit(Qp&, uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tclass) {
+    link_.send(dst_addr, packet, len, tclass);
 }
 
-void Engine::transmit_multicast(Qp&, const uint8_t* mgid, uint8_t* packet, size_t len) {
-    link_.send_multicast(mgid, packet, len);
+void Engine::transmit_multicast(Qp&, const uint8_t* mgid, uint8_t* packet, size_t len,
+                                uint8_t tclass) {
+    link_.send_multicast(mgid, packet, len, tclass);
 }
 
 void Engine::schedule(Qp& qp) {
@@ -226,7 +226,8 @@ bool Engine::from_peer(const Qp& qp, const sockaddr_in& from) const {
     return from.sin_addr.s_addr == rc::dest_addr(qp) && ntohs(from.sin_port) == link_.port();
 }
 
-void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid) {
+void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid,
+                       uint8_t tos) {
     wire::Headers h;
     const uint8_t* payload = nullptr;
     size_t payload_len = 0;
@@ -242,7 +243,7 @@ void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const
             ++link_.counters().unknown_qp; // only UD datagrams go to groups
             return;
         }
-        ud::receive_multicast(*this, from.sin_addr.s_addr, mgid, h, payload, payload_len, len);
+        ud::receive_multicast(*this, from.sin_addr.s_addr, mgid, h, payload, payload_len, len, tos);
         return;
     }
     if (h.dest_qpn == kGsiQpn && gsi_) return gsi_(from, h, payload, payload_len);
@@ -254,7 +255,7 @@ void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const
     // Datagrams come from anyone, as on any fabric: the Q_Key is the access check of UD.
     if (qp->type == IBV_QPT_UD && wire::has(h.opcode, wire::kUD)) {
         ud::receive(*this, *qp, from.sin_addr.s_addr, nic_.device().config().address.s_addr, h,
-                    payload, payload_len, len);
+                    payload, payload_len, len, tos);
         return;
     }
     // The opcode's transport must be the QP's (rxe makes the same check).

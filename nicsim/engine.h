@@ -47,8 +47,9 @@ class Engine final : public DataPath, public TransportEnv {
     // TransportEnv
     uint64_t now_us() override;
     uint8_t* packet_buffer() override { return link_.packet_buffer(); }
-    void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len) override;
-    void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len) override;
+    void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tclass) override;
+    void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len,
+                            uint8_t tclass) override;
     void schedule(Qp& qp) override;
     void set_timer(Qp& qp, uint64_t at_us) override;
     DmaEngine& dma() override { return dma_; }
@@ -64,7 +65,8 @@ class Engine final : public DataPath, public TransportEnv {
 
   private:
     size_t serve_doorbell(SessionObjects& objects);
-    void on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid);
+    void on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid,
+                   uint8_t tos);
     bool from_peer(const Qp& qp, const sockaddr_in& from) const;
     void drain();
     void arm_timer();

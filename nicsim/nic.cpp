@@ -44,27 +44,27 @@ void Nic::unregister_mr(Mr& mr) {
 }
 
 void Nic::register_mw(Mw& mw) {
-    mw.rkey = keys_.allocate();
-    mw_by_rkey_[mw.rkey] = &mw;
+    mw.rkey = keys_.allocate_block();
+    mw_by_index_[mw.rkey >> 8] = &mw;
 }
 
-bool Nic::rekey_mw(Mw& mw, uint32_t rkey) {
-    if (!keys_.claim(rkey)) return false;
-    mw_by_rkey_.erase(mw.rkey);
-    keys_.release(mw.rkey);
-    mw.rkey = rkey;
-    mw_by_rkey_[rkey] = &mw;
-    return true;
+void Nic::rekey_mw(Mw& mw, uint8_t key) {
+    mw.rkey = (mw.rkey & 0xFFFFFF00u) | key; // the block is the window's: no other key is there
 }
 
 void Nic::unregister_mw(Mw& mw) {
-    mw_by_rkey_.erase(mw.rkey);
-    keys_.release(mw.rkey);
+    mw_by_index_.erase(mw.rkey >> 8);
+    keys_.release_block(mw.rkey);
+}
+
+Mw* Nic::mw_by_index(uint32_t rkey) const {
+    auto it = mw_by_index_.find(rkey >> 8);
+    return it == mw_by_index_.end() ? nullptr : it->second;
 }
 
 Mw* Nic::mw_by_rkey(uint32_t rkey) const {
-    auto it = mw_by_rkey_.find(rkey);
-    return it == mw_by_rkey_.end() ? nullptr : it->second;
+    Mw* mw = mw_by_index(rkey);
+    return mw && mw->rkey == rkey ? mw : nullptr;
 }
 
 Mr* Nic::mr_by_rkey(uint32_t rkey) const {
@@ -78,7 +78,7 @@ void Nic::for_each_mr(const std::function<void(const Mr&)>& fn) const {
 }
 
 void Nic::for_each_mw(const std::function<void(const Mw&)>& fn) const {
-    for (const auto& [rkey, mw] : mw_by_rkey_)
+    for (const auto& [index, mw] : mw_by_index_)
         fn(*mw);
 }
 

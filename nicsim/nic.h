@@ -81,11 +81,14 @@ class Nic {
     void register_mr(Mr& mr);
     void unregister_mr(Mr& mr);
     Mr* mr_by_rkey(uint32_t rkey) const;
-    // Memory windows share the rkey space with MRs.
+    // Memory windows share the rkey space with MRs. A window keeps its index (the rkey's
+    // upper 24 bits) for life and holds all 256 keys of it (emu::KeyAllocator::allocate_block);
+    // a bind changes only the low byte, the consumer's key.
     void register_mw(Mw& mw);
-    bool rekey_mw(Mw& mw, uint32_t rkey); // false when `rkey` is taken
+    void rekey_mw(Mw& mw, uint8_t key);
     void unregister_mw(Mw& mw);
-    Mw* mw_by_rkey(uint32_t rkey) const;
+    Mw* mw_by_rkey(uint32_t rkey) const;  // the window whose rkey this is, key byte and all
+    Mw* mw_by_index(uint32_t rkey) const; // the window of this rkey's index, whatever its key
     Mr* mr_by_lkey(uint32_t lkey) const;
     // Every registered MR and window, in no particular order (for explaining a bad key).
     void for_each_mr(const std::function<void(const Mr&)>& fn) const;
@@ -159,7 +162,7 @@ class Nic {
     Device device_;
     emu::KeyAllocator keys_;
     std::unordered_map<uint32_t, Mr*> by_rkey_, by_lkey_;
-    std::unordered_map<uint32_t, Mw*> mw_by_rkey_;
+    std::unordered_map<uint32_t, Mw*> mw_by_index_; // by rkey >> 8
     std::unordered_map<uint32_t, Qp*> by_qpn_;
     std::unordered_map<uint32_t, Srq*> by_srqn_;
     uint32_t next_srqn_ = 1;

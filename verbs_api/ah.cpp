@@ -30,7 +30,7 @@ ibv_ah* emulated::ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
 int emulated::ibv_destroy_ah(ibv_ah* ah) {
     if (int err = control(ah->context).call<ipc::Op::DestroyAh>({ah->handle, 0});
         err && !destroyed_with_nic(ah->context, err))
-        return err;
+        return destroy_refused(err);
     delete ah;
     return 0;
 }

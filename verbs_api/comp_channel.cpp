@@ -35,10 +35,10 @@ ibv_comp_channel* emulated::ibv_create_comp_channel(ibv_context* ctx) {
 int emulated::ibv_destroy_comp_channel(ibv_comp_channel* channel) {
     EmuCompChannel* ch = emu_channel(channel);
     // As rdma-core: a channel that CQs still use is busy. (refcnt counts them.)
-    if (channel->refcnt) return EBUSY;
+    if (channel->refcnt) return destroy_refused(EBUSY);
     if (int err = control(channel->context).call<ipc::Op::DestroyCompChannel>({ch->handle, 0});
         err && !destroyed_with_nic(channel->context, err))
-        return err;
+        return destroy_refused(err);
     ::close(channel->fd);
     delete ch;
     return 0;

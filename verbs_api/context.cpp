@@ -6,6 +6,7 @@
 #include "emulated_verbs.h"
 #include "explain/explain.h"
 #include "ops.h"
+#include "route.h"
 
 #include <cerrno>
 #include <cstring>
@@ -197,6 +198,12 @@ EmuSession::~EmuSession() {
 
 bool is_emulated_command_fd(int fd) {
     return find_session(fd) != nullptr || !host_socket_path(fd).empty();
+}
+
+bool shares_objects(ibv_context* ctx, ibv_context* other) {
+    if (other == ctx) return true;
+    if (!other || !is_emulated_device(other->device)) return false; // a real device's context
+    return emu_context(other)->session == emu_context(ctx)->session;
 }
 
 } // namespace verbs

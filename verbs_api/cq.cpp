@@ -95,7 +95,7 @@ int emulated::ibv_destroy_cq(ibv_cq* cq) {
     ibv_context* ctx = cq->context;
     int err = control(ctx).call<ipc::Op::DestroyCq>({cq->handle, 0});
     const bool nic_gone = destroyed_with_nic(ctx, err);
-    if (err) return err;
+    if (err) return destroy_refused(err);
     EmuSession& s = session(ctx);
     {
         std::lock_guard lock(s.events_mutex);

@@ -26,7 +26,10 @@ bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
         return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE ||
                op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
     case IBV_QPT_UD:
-        return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
+        // Every classic opcode is posted, as mlx5 posts any opcode of its table and rxe any
+        // its provider knows; the NIC completes all but SEND (with imm) with
+        // IBV_WC_LOC_QP_OP_ERR, as both do (rxe: its WR opcode table has no UD bit for them).
+        return static_cast<unsigned>(op) <= IBV_WR_SEND_WITH_INV;
     case IBV_QPT_RAW_PACKET:
         return op == IBV_WR_SEND; // the SGEs hold one whole Ethernet frame
     default:
@@ -49,10 +52,14 @@ int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
                       : wr.imm_data;
     if (wr.opcode == IBV_WR_BIND_MW) {
         ibv_mw* mw = wr.bind_mw.mw;
-        if (!mw || (wr.bind_mw.bind_info.mr && wr.bind_mw.bind_info.mr->pd != mw->pd))
-            return EINVAL;
+        if (!mw) return EINVAL;
+        // Windows, MRs and QPs of different PDs: the bind completes with IBV_WC_MW_BIND_ERR,
+        // as on mlx5 (whose post_send checks nothing of it).
         fill_bind_wqe(*w, mw, wr.bind_mw.rkey, wr.bind_mw.bind_info);
-        mw->rkey = wr.bind_mw.rkey; // the window's rkey once the bind executes
+        // The window's rkey once the bind executes. rxe and mlx5 leave ibv_mw.rkey alone for
+        // a bind through the send queue (irdma sets it): apps that read it after a bind find
+        // the window's key here, its index with their key byte.
+        mw->rkey = bound_rkey(mw, wr.bind_mw.rkey);
         return 0;
     }
     if (wr.opcode == IBV_WR_LOCAL_INV) return 0;
@@ -104,7 +111,7 @@ std::string send_wqe_fault(const EmuQp& q, const ibv_send_wr& wr) {
     if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > q.cap.max_send_sge)
         return "wr_id " + std::to_string(wr.wr_id) + " has " + std::to_string(wr.num_sge) +
                " SGEs, more than max_send_sge " + std::to_string(q.cap.max_send_sge);
-    if (wr.opcode == IBV_WR_BIND_MW) return "the bind names no window, or an MR of another PD";
+    if (wr.opcode == IBV_WR_BIND_MW) return "the bind names no window (wr.bind_mw.mw is NULL)";
     if (type == IBV_QPT_UD && !wr.wr.ud.ah) return "a UD send needs wr.ud.ah";
     return "inline data of more than max_inline_data " + std::to_string(q.cap.max_inline_data) +
            " bytes";
@@ -247,10 +254,20 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
     return n;
 }
 
+// Always 0, as mlx5's (a doorbell; neither the CQ's channel nor its handle is looked at) and
+// irdma's: rxe alone asks the kernel.
 int req_notify_cq(ibv_cq* cq, int solicited_only) {
     EmuCq& c = *emu_cq(cq);
-    c.ring.header->notify.store(solicited_only ? ipc::kNotifySolicited : ipc::kNotifyAny,
-                                std::memory_order_seq_cst);
+    const uint32_t want = solicited_only ? ipc::kNotifySolicited : ipc::kNotifyAny;
+    std::atomic<uint32_t>& notify = c.ring.header->notify;
+    uint32_t now = notify.load(std::memory_order_seq_cst);
+    // A CQ armed for the next completion stays so: a solicited-only request does not narrow it
+    // (rxe_req_notify_cq keeps IB_CQ_NEXT_COMP; so does mlx5: google/rdma-unit-test's
+    // CompChannelTest.DowngradeRequest is no mlx5 deviation there).
+    // The NIC disarms it (to kNotifyNone) when it raises the event.
+    do {
+        if (want == ipc::kNotifySolicited && now == ipc::kNotifyAny) return 0;
+    } while (!notify.compare_exchange_weak(now, want, std::memory_order_seq_cst));
     return 0;
 }
 

@@ -9,6 +9,8 @@
 
 #include <infiniband/verbs.h>
 
+#include <cerrno>
+
 namespace verbs {
 
 struct EmuSession;
@@ -29,6 +31,14 @@ void nic_died(EmuSession& s);
 // structs are freed instead of leaked. True then, with `err` 0: the caller frees without waiting
 // for the object's events to be acknowledged, as rdma-core does.
 bool destroyed_with_nic(ibv_context* ctx, int& err);
+
+// What a destroy verb returns when the NIC refused it: the errno, left in errno too, as
+// rdma-core's destroy verbs leave the failed command's (the kernel's ENOENT for a handle that
+// names nothing, EBUSY for an object still in use).
+inline int destroy_refused(int err) {
+    errno = err;
+    return err;
+}
 
 // Completes every WR still in the session's SQs and RQs with IBV_WC_WR_FLUSH_ERR into its CQ, as
 // far as the CQ has room (the rest on a later call: after posts and empty polls). SRQ receives

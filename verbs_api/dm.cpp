@@ -85,7 +85,7 @@ int free_dm(ibv_dm* dm) {
     // EBUSY while MRs are registered on it; the DM then stays usable.
     if (int err = control(dm->context).call<ipc::Op::FreeDm>({dm->handle, 0});
         err && !destroyed_with_nic(dm->context, err))
-        return err;
+        return destroy_refused(err);
     delete emu_dm(dm);
     return 0;
 }

@@ -107,6 +107,12 @@ inline emu::ipc::ControlClient& control(ibv_context* ctx) {
     return session(ctx).control;
 }
 
+// Whether an object of context `other` may be named in a request on `ctx`: contexts on one NIC
+// session (ibv_import_device) share their objects, others do not. The kernel looks a handle up
+// in the caller's own uverbs file only, so another context's object is not found there (ENOENT);
+// the library refuses it before its handle could name an object of this session.
+bool shares_objects(ibv_context* ctx, ibv_context* other);
+
 // The device of the host whose NIC answers at `path` with `hello` (device_list.cpp): one per
 // host for the life of the process.
 EmuDevice* emulated_device(const std::string& path, const emu::ipc::HelloReply& hello);

@@ -61,7 +61,7 @@ ibv_flow* create_flow(ibv_qp* qp, ibv_flow_attr* attr) {
 int destroy_flow(ibv_flow* flow) {
     if (int err = control(flow->context).call<ipc::Op::DestroyFlow>({flow->handle, 0});
         err && !destroyed_with_nic(flow->context, err))
-        return err;
+        return destroy_refused(err);
     delete flow;
     return 0;
 }

@@ -138,7 +138,7 @@ int emulated::ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t
 int emulated::ibv_dereg_mr(ibv_mr* mr) {
     if (int err = control(mr->context).call<ipc::Op::DeregMr>({mr->handle, 0});
         err && !destroyed_with_nic(mr->context, err))
-        return err;
+        return destroy_refused(err);
     release_pages(emu_mr(mr)->shared_region);
     delete emu_mr(mr);
     return 0;

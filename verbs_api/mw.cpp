@@ -30,22 +30,33 @@ ibv_mw* alloc_mw(ibv_pd* pd, ibv_mw_type type) {
 int dealloc_mw(ibv_mw* mw) {
     if (int err = control(mw->context).call<ipc::Op::DeallocMw>({mw->handle, 0});
         err && !destroyed_with_nic(mw->context, err))
-        return err;
+        return destroy_refused(err);
     delete mw;
     return 0;
 }
 
 void fill_bind_wqe(ipc::SendWqe& w, ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info& info) {
+    // Keys, not handles, as the providers' WQEs (mlx5: the MW's rkey in the control segment,
+    // the MR's lkey in the data segment): the NIC names the window by its rkey's index.
     w.opcode = IBV_WR_BIND_MW;
-    w.ah = mw->handle;
+    w.imm_data = mw->rkey;
     w.rkey = rkey;
     w.remote_addr = info.addr;
     w.compare_add = info.length;
-    w.swap = info.mr ? info.mr->handle : 0;
+    w.swap = info.mr ? info.mr->lkey : 0;
     w.remote_qkey = info.mw_access_flags;
 }
 
+uint32_t bound_rkey(const ibv_mw* mw, uint32_t rkey) {
+    return (mw->rkey & 0xFFFFFF00u) | (rkey & 0xFFu);
+}
+
 int bind_mw(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* bind) {
+    // As mlx5_bind_mw and rxe_bind_mw: no zero-based type 1 window (IBA o10-36.2.2), none on a
+    // zero-based MR (mlx5).
+    if (bind->bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED) return EINVAL;
+    if (bind->bind_info.mr && (emu_mr(bind->bind_info.mr)->access & IBV_ACCESS_ZERO_BASED))
+        return EINVAL;
     ibv_send_wr wr{};
     wr.wr_id = bind->wr_id;
     wr.opcode = IBV_WR_BIND_MW;

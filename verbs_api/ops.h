@@ -46,6 +46,9 @@ int dealloc_mw(ibv_mw* mw);
 int bind_mw(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* bind);
 // A BIND_MW WQE (fields as emu::ipc::SendWqe documents them).
 void fill_bind_wqe(emu::ipc::SendWqe& w, ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info& info);
+// The rkey a bind of `mw` with new rkey `rkey` gives it: the window's index (upper 24 bits),
+// the consumer's key byte (the NIC takes only that from the WR, as rxe and mlx5 do).
+uint32_t bound_rkey(const ibv_mw* mw, uint32_t rkey);
 
 // Flow steering and RSS (raw packet QPs).
 ibv_flow* create_flow(ibv_qp* qp, ibv_flow_attr* attr);

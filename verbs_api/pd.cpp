@@ -55,10 +55,10 @@ int emulated::ibv_dealloc_pd(ibv_pd* pd) {
         delete p;
         return 0;
     }
-    if (p->parent_domains) return EBUSY;
+    if (p->parent_domains) return destroy_refused(EBUSY);
     if (int err = control(pd->context).call<ipc::Op::DeallocPd>({pd->handle, 0});
         err && !destroyed_with_nic(pd->context, err))
-        return err;
+        return destroy_refused(err);
     delete p;
     return 0;
 }
@@ -75,7 +75,7 @@ ibv_td* alloc_td(ibv_context* ctx, ibv_td_init_attr* attr) {
 
 int dealloc_td(ibv_td* td) {
     auto* t = reinterpret_cast<EmuTd*>(td);
-    if (t->users) return EBUSY;
+    if (t->users) return destroy_refused(EBUSY);
     delete t;
     return 0;
 }

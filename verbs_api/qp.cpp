@@ -120,6 +120,10 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
     ibv_cq* send_cq = xrc_recv ? nullptr : attr->send_cq;
     ibv_cq* recv_cq = xrc_recv || xrc_send ? nullptr : attr->recv_cq;
     ibv_srq* srq = xrc_recv || xrc_send ? nullptr : attr->srq;
+    // Every object the QP names must be this context's (or one sharing its session).
+    for (ibv_context* other : {pd ? pd->context : ctx, send_cq ? send_cq->context : ctx,
+                               recv_cq ? recv_cq->context : ctx, srq ? srq->context : ctx})
+        if (!shares_objects(ctx, other)) return fail<ibv_qp>(ENOENT);
     ipc::CreateQpReq req{pd ? pd->handle : 0,
                          send_cq ? send_cq->handle : 0,
                          recv_cq ? recv_cq->handle : 0,
@@ -272,7 +276,7 @@ int emulated::ibv_destroy_qp(ibv_qp* qp) {
     ibv_context* ctx = qp->context;
     int err = control(ctx).call<ipc::Op::DestroyQp>({qp->handle, 0});
     const bool nic_gone = destroyed_with_nic(ctx, err);
-    if (err) return err;
+    if (err) return destroy_refused(err);
     EmuSession& s = session(ctx);
     {
         std::lock_guard lock(s.events_mutex);

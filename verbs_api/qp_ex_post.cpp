@@ -176,7 +176,7 @@ void wr_bind_mw(ibv_qp_ex* qpx, ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_inf
         uint32_t flags = w->send_flags;
         fill_bind_wqe(*w, mw, rkey, *info);
         w->send_flags = flags;
-        mw->rkey = rkey; // the window's rkey once the bind executes
+        mw->rkey = bound_rkey(mw, rkey); // the window's rkey once the bind executes
     }
 }
 

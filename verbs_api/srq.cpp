@@ -142,7 +142,7 @@ int emulated::ibv_destroy_srq(ibv_srq* srq) {
     ibv_context* ctx = srq->context;
     int err = control(ctx).call<ipc::Op::DestroySrq>({srq->handle, 0});
     const bool nic_gone = destroyed_with_nic(ctx, err);
-    if (err) return err;
+    if (err) return destroy_refused(err);
     EmuSession& s = session(ctx);
     {
         std::lock_guard lock(s.events_mutex);

@@ -63,7 +63,7 @@ int modify_wq(ibv_wq* wq, ibv_wq_attr* attr) {
 int destroy_wq(ibv_wq* wq) {
     if (int err = control(wq->context).call<ipc::Op::DestroyWq>({wq->handle, 0});
         err && !destroyed_with_nic(wq->context, err))
-        return err;
+        return destroy_refused(err);
     pthread_cond_destroy(&wq->cond);
     pthread_mutex_destroy(&wq->mutex);
     delete emu_wq(wq);
@@ -98,7 +98,7 @@ int destroy_rwq_ind_table(ibv_rwq_ind_table* table) {
     auto handle = static_cast<uint32_t>(table->ind_tbl_handle);
     if (int err = control(table->context).call<ipc::Op::DestroyRwqIndTable>({handle, 0});
         err && !destroyed_with_nic(table->context, err))
-        return err;
+        return destroy_refused(err);
     delete table;
     return 0;
 }

@@ -31,7 +31,7 @@ int close_xrcd(ibv_xrcd* xrcd) {
     EmuXrcd* x = emu_xrcd(xrcd);
     if (int err = control(xrcd->context).call<ipc::Op::CloseXrcd>({x->handle, 0});
         err && !destroyed_with_nic(xrcd->context, err))
-        return err;
+        return destroy_refused(err);
     delete x;
     return 0;
 }

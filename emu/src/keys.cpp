@@ -38,18 +38,44 @@ uint32_t KernelRandom::operator()() {
 
 KeyAllocator::KeyAllocator(Source source) : source_(std::move(source)) {}
 
+bool KeyAllocator::taken(uint32_t key) const {
+    return reserved(key) || live_.count(key) || blocks_.count(key >> 8);
+}
+
 uint32_t KeyAllocator::allocate() {
     // Collisions with live keys are rare (size()/2^32 per draw); drawing again keeps every
     // live key unique without making the next key depend on the previous ones.
     for (;;) {
         uint32_t key = source_();
-        if (reserved(key)) continue;
-        if (live_.insert(key).second) return key;
+        if (taken(key)) continue;
+        live_.insert(key);
+        return key;
     }
 }
 
+uint32_t KeyAllocator::allocate_block() {
+    constexpr uint32_t kLastBlock = 0xFFFFFFFFu >> 8;
+    for (;;) {
+        uint32_t key = source_();
+        uint32_t block = key >> 8;
+        // The blocks holding 0 and 0xFFFFFFFF are never a window's: each of its keys must be
+        // one the consumer may pick.
+        if (block == 0 || block == kLastBlock || blocks_.count(block)) continue;
+        bool clear = true;
+        for (uint32_t low = 0; low < 256 && clear; ++low)
+            clear = !live_.count(block << 8 | low);
+        if (!clear) continue;
+        blocks_.insert(block);
+        return key;
+    }
+}
+
+bool KeyAllocator::release_block(uint32_t key) {
+    return blocks_.erase(key >> 8) != 0;
+}
+
 bool KeyAllocator::claim(uint32_t key) {
-    if (reserved(key)) return false;
+    if (taken(key)) return false;
     return live_.insert(key).second;
 }
 

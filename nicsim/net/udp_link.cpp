@@ -87,6 +87,10 @@ UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint
     int on = 1;
     if (::setsockopt(sock_.native_handle(), IPPROTO_UDP, UDP_GRO, &on, sizeof on) < 0)
         log_.info("UDP GRO not available ({}): packets arrive one by one", std::strerror(errno));
+    // Each packet's TOS byte in a control message: the traffic class a UD receive's GRH shows.
+    if (::setsockopt(sock_.native_handle(), IPPROTO_IP, IP_RECVTOS, &on, sizeof on) < 0)
+        log_.info("IP_RECVTOS not available ({}): received traffic classes read as 0",
+                  std::strerror(errno));
 }
 
 UdpLink::~UdpLink() {
@@ -114,7 +118,7 @@ bool UdpLink::receive_batch() {
     mmsghdr msgs[kBatch];
     iovec iovs[kBatch];
     sockaddr_in from[kBatch];
-    alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(int))];
+    alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(int))];
     for (int i = 0; i < kBatch; ++i) {
         iovs[i] = {rx_buffers_.data() + i * kBufferSize, kBufferSize};
         msgs[i] = {};
@@ -129,30 +133,34 @@ bool UdpLink::receive_batch() {
     if (n <= 0) return false;
     for (int i = 0; i < n; ++i) {
         size_t segment = 0;
+        uint8_t tos = 0;
         msghdr& h = msgs[i].msg_hdr;
         for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
             if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
                 int size;
                 std::memcpy(&size, CMSG_DATA(c), sizeof size);
                 segment = size > 0 ? static_cast<size_t>(size) : 0;
+            } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+                std::memcpy(&tos, CMSG_DATA(c), 1); // GRO joins only packets of one TOS
             }
         }
-        receive_datagram(from[i], static_cast<uint8_t*>(iovs[i].iov_base), msgs[i].msg_len,
-                         segment);
+        receive_datagram(from[i], static_cast<uint8_t*>(iovs[i].iov_base), msgs[i].msg_len, segment,
+                         tos);
     }
     return n == kBatch;
 }
 
 // One UDP datagram: one packet, or a GRO datagram of packets of `segment` bytes each (the last
 // may be shorter).
-void UdpLink::receive_datagram(const sockaddr_in& from, uint8_t* data, size_t len, size_t segment) {
+void UdpLink::receive_datagram(const sockaddr_in& from, uint8_t* data, size_t len, size_t segment,
+                               uint8_t tos) {
     ++counters_.rx_datagrams;
-    if (segment == 0 || segment >= len) return receive_one(from, data, len);
+    if (segment == 0 || segment >= len) return receive_one(from, data, len, tos);
     for (size_t at = 0; at < len; at += segment)
-        receive_one(from, data + at, std::min(segment, len - at));
+        receive_one(from, data + at, std::min(segment, len - at), tos);
 }
 
-void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len) {
+void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len, uint8_t tos) {
     namespace wire = emu::wire;
     ++counters_.rx_packets;
     counters_.rx_bytes += len;
@@ -183,7 +191,7 @@ void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len) {
         return;
     }
     if (hw_) hw_->add(HwCounter::RcvdPkts);
-    on_packet_(from, data, inner, mgid);
+    on_packet_(from, data, inner, mgid, tos);
 }
 
 void UdpLink::capture(const sockaddr_in& src, const sockaddr_in& dst, const uint8_t* data,
@@ -206,10 +214,26 @@ void UdpLink::end_turn_later() {
 }
 
 void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool captured,
-                    std::string_view comment) {
+                    std::string_view comment, uint8_t tos) {
     flush(); // the burst's packets went first
-    ssize_t sent = ::sendto(sock_.native_handle(), data, len, MSG_DONTWAIT,
-                            reinterpret_cast<const sockaddr*>(&dst), sizeof dst);
+    iovec iov{const_cast<uint8_t*>(data), len};
+    msghdr m{};
+    m.msg_name = const_cast<sockaddr_in*>(&dst);
+    m.msg_namelen = sizeof dst;
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    if (tos) { // this packet's TOS byte, the socket's (0) for the others
+        m.msg_control = control;
+        m.msg_controllen = sizeof control;
+        cmsghdr* c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = IPPROTO_IP;
+        c->cmsg_type = IP_TOS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        int value = tos;
+        std::memcpy(CMSG_DATA(c), &value, sizeof value);
+    }
+    ssize_t sent = ::sendmsg(sock_.native_handle(), &m, MSG_DONTWAIT);
     if (sent < 0) {
         // A full socket buffer loses the packet, as a congested link would; the transport
         // recovers it.
@@ -268,15 +292,18 @@ void UdpLink::queue(const sockaddr_in& dst, const uint8_t* data, size_t len) {
     end_turn_later();
 }
 
-void UdpLink::send(uint32_t dst_addr, uint8_t* packet, size_t len) {
+void UdpLink::send(uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tos) {
     sockaddr_in dst = endpoint(dst_addr, port_);
     emu::wire::Ipv4Flow flow{local_.s_addr, dst_addr, port_, port_};
-    emu::wire::finish_icrc(flow, packet, len);
-    if (!faulty_) return queue(dst, packet, len);
-    send_faulty(dst, packet, len);
+    emu::wire::finish_icrc(flow, packet, len); // the TOS byte is masked: it does not change
+    if (faulty_) return send_faulty(dst, packet, len, false, tos);
+    if (!tos) return queue(dst, packet, len);
+    // The burst's datagrams share the socket's TOS (0): this packet goes on its own.
+    std::vector<uint8_t> copy(packet, packet + len); // `packet` may be a slot of the burst
+    write(dst, copy.data(), copy.size(), true, {}, tos);
 }
 
-void UdpLink::send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len) {
+void UdpLink::send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len, uint8_t tos) {
     namespace wire = emu::wire;
     const uint32_t group = wire::multicast_ipv4(mgid);
     wire::Ipv4Flow flow{local_.s_addr, group, port_, port_};
@@ -292,18 +319,16 @@ void UdpLink::send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len) {
     wire::put_mcast_trailer(mgid, copy.data() + len);
     for (uint32_t host : hosts_) {
         if (!faulty_) {
-            write(endpoint(host, port_), copy.data(), copy.size(), false);
+            write(endpoint(host, port_), copy.data(), copy.size(), false, {}, tos);
             continue;
         }
         std::vector<uint8_t> mine = copy; // faults may corrupt it
-        send_faulty(endpoint(host, port_), mine.data(), mine.size(), true);
+        send_faulty(endpoint(host, port_), mine.data(), mine.size(), true, tos);
     }
 }
 
-// What the fault injector does to a packet is captured with it (a comment per packet), so a
-// reader of the capture sees the loss or damage behind a retransmission. A multicast copy is not
-// captured (the packet was, once, before the replication), so neither is what befalls it here.
-void UdpLink::send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, bool mcast_copy) {
+void UdpLink::send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, bool mcast_copy,
+                          uint8_t tos) {
     FaultInjector::Decision d = faults_.decide();
     const bool captured = !mcast_copy && pcap_.is_open();
     if (d.drop) {
@@ -328,7 +353,7 @@ void UdpLink::send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, b
     if (d.duplicate) ++counters_.fault_duplicates;
     if (d.reorder) ++counters_.fault_reorders;
     for (int c = 0; c < copies; ++c) {
-        Outgoing out{dst, std::vector<uint8_t>(packet, packet + len), !mcast_copy, damage};
+        Outgoing out{dst, std::vector<uint8_t>(packet, packet + len), !mcast_copy, damage, tos};
         if (c == 1 && captured) add_comment(out.comment, kDuplicateComment);
         auto ready = reorder_.push(std::move(out), d.reorder && c == 0);
         // A second packet ready is the one held back, going out after the packet just pushed.
@@ -336,7 +361,7 @@ void UdpLink::send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, b
             add_comment(ready.packets[1].comment, kReorderComment);
         for (auto& p : ready) {
             if (d.delay_us == 0) {
-                write(p.dst, p.bytes.data(), p.bytes.size(), p.capture, p.comment);
+                write(p.dst, p.bytes.data(), p.bytes.size(), p.capture, p.comment, p.tos);
                 continue;
             }
             auto timer = std::make_shared<boost::asio::steady_timer>(
@@ -345,7 +370,7 @@ void UdpLink::send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, b
             timer->async_wait([this, timer, held](const boost::system::error_code& ec) {
                 if (!ec)
                     write(held->dst, held->bytes.data(), held->bytes.size(), held->capture,
-                          held->comment);
+                          held->comment, held->tos);
             });
         }
     }
@@ -364,7 +389,8 @@ void UdpLink::send_held(std::string_view why) {
     auto held = reorder_.flush();
     if (!held) return;
     if (held->capture && pcap_.is_open()) add_comment(held->comment, why);
-    write(held->dst, held->bytes.data(), held->bytes.size(), held->capture, held->comment);
+    write(held->dst, held->bytes.data(), held->bytes.size(), held->capture, held->comment,
+          held->tos);
 }
 
 } // namespace nicsim

@@ -43,9 +43,10 @@ struct LinkCounters {
 class UdpLink {
   public:
     // (source address and port, the UDP payload BTH .. ICRC, and for a multicast packet the
-    // group's MGID (16 bytes; nullptr for unicast). The multicast trailer is already stripped.
+    // group's MGID (16 bytes; nullptr for unicast), and the IP header's TOS byte (the sender's
+    // traffic class). The multicast trailer is already stripped.
     using Receiver = std::function<void(const sockaddr_in& from, uint8_t* data, size_t len,
-                                        const uint8_t* mgid)>;
+                                        const uint8_t* mgid, uint8_t tos)>;
 
     // `hosts`: the addresses (network order) of every host of the set, where multicast packets
     // go; this host is added when missing. `pcap`: the capture, opened or not.
@@ -59,14 +60,15 @@ class UdpLink {
     // and then handed to send() is not copied.
     uint8_t* packet_buffer();
     // Sends `len` bytes (BTH .. pad, then 4 bytes for the ICRC this fills in) to dst:port, with
-    // the rest of this turn's burst.
-    void send(uint32_t dst_addr, uint8_t* packet, size_t len);
+    // the rest of this turn's burst. `tos`: the IP header's TOS byte (the GRH traffic class of
+    // RoCE v2); a packet with one other than 0 goes out on its own, after the burst.
+    void send(uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tos = 0);
     // Hands the burst to the kernel now (it also goes when the event loop's turn ends).
     void flush();
     // Sends `len` bytes (as send) to the multicast group `mgid` (16 bytes): the ICRC as for a
     // packet to the group's IPv4 address, captured once, then one copy with the trailer to
     // every host of the set.
-    void send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len);
+    void send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len, uint8_t tos = 0);
     const std::vector<uint32_t>& hosts() const { return hosts_; }
     uint16_t port() const { return port_; } // the UDP port every host of the set sends from
     const LinkCounters& counters() const { return counters_; }
@@ -80,14 +82,16 @@ class UdpLink {
         std::vector<uint8_t> bytes;
         bool capture = true; // false: a multicast copy, captured once before replication
         std::string comment; // what the fault injector did to it, for the capture
+        uint8_t tos = 0;
     };
     void wait_readable();
     // Receives until the socket is empty or a turn's budget is spent; false when it is empty.
     bool receive_batch();
-    void receive_datagram(const sockaddr_in& from, uint8_t* data, size_t len, size_t segment);
-    void receive_one(const sockaddr_in& from, uint8_t* data, size_t len);
+    void receive_datagram(const sockaddr_in& from, uint8_t* data, size_t len, size_t segment,
+                          uint8_t tos);
+    void receive_one(const sockaddr_in& from, uint8_t* data, size_t len, uint8_t tos);
     void write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture = true,
-               std::string_view comment = {});
+               std::string_view comment = {}, uint8_t tos = 0);
     // Captures one packet; what one turn of the event loop captured reaches the file when the
     // turn ends (a reader sees it at once; a killed daemon's capture ends at its last turn).
     void capture(const sockaddr_in& src, const sockaddr_in& dst, const uint8_t* data, size_t len,
@@ -98,7 +102,8 @@ class UdpLink {
     void queue(const sockaddr_in& dst, const uint8_t* data, size_t len);
     // `mcast_copy`: a multicast copy with its trailer (not captured; corruption spares the
     // trailer).
-    void send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, bool mcast_copy = false);
+    void send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, bool mcast_copy = false,
+                     uint8_t tos = 0);
     void arm_reorder_flush();
     // Sends the packet the reorder buffer holds, if any; `why` goes to its capture comment.
     void send_held(std::string_view why);

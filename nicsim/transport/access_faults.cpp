@@ -101,6 +101,13 @@ Explanation explain_remote(const Nic& nic, const RemoteAccess& a) {
                             a.rkey),
                 {}};
     case AccessFault::UnknownKey:
+        // The index of a window of this PD with another key byte: a stale rkey (each bind
+        // sets the low byte). Its current key is for the owner only, in the hint.
+        if (const Mw* mw = nic.mw_by_index(a.rkey); mw && mw->pd == a.pd)
+            return {fmt::format("rkey {:#x} names no MR; its index is memory window mw#{}'s, whose "
+                                "key byte is another (each bind sets it)",
+                                a.rkey, mw->handle),
+                    pd_keys(nic, a.pd, a.rkey, true)};
         return {fmt::format("rkey {:#x} names no MR", a.rkey), pd_keys(nic, a.pd, a.rkey, true)};
     case AccessFault::OtherPd:
         return {fmt::format("rkey {:#x} names {} of another protection domain than the QP's",
@@ -121,7 +128,9 @@ Explanation explain_remote(const Nic& nic, const RemoteAccess& a) {
             fmt::format("the {} of {} at {:#x}", operation(a.need), bytes(a.len), a.va);
         if (c.mw)
             return {fmt::format("{} is not inside {}: {}", range, mw_text(*c.mw),
-                                overlap(a.va, a.len, c.mw->addr, c.mw->length, "window")),
+                                overlap(a.va, a.len,
+                                        (c.mw->access & IBV_ACCESS_ZERO_BASED) ? 0 : c.mw->addr,
+                                        c.mw->length, "window")),
                     {}};
         const Mr& mr = *nic.mr_by_rkey(a.rkey);
         return {fmt::format("{} is not inside {}: {}", range, mr_text(mr, "rkey", a.rkey),

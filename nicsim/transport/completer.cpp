@@ -46,6 +46,25 @@ ibv_wc_opcode wc_opcode(uint32_t wr_opcode) {
     }
 }
 
+// A READ's or atomic's local buffers, resolved when its first response data comes: their lkeys
+// are checked as hardware checks them, on the scatter (requester.cpp, take). False, with the op
+// failed with IBV_WC_LOC_PROT_ERR, when an SGE names no usable MR.
+bool resolve_response_buffers(TransportEnv& env, Qp& qp, SendOp& op) {
+    if (!op.local_pending) return true;
+    op.local_pending = false;
+    const auto* sges = op.response_sges.data();
+    const auto n = static_cast<uint32_t>(op.response_sges.size());
+    uint64_t total = 0;
+    if (resolve_local(env.nic(), qp.pd, sges, n, IBV_ACCESS_LOCAL_WRITE, op.local, &total) ==
+        IBV_WC_SUCCESS)
+        return true;
+    fail_op(env, qp, op, IBV_WC_LOC_PROT_ERR,
+            fmt::format("the {}'s response found no buffer to land in: {}",
+                        wr_operation(op.wqe.opcode),
+                        explain_local(env.nic(), qp.pd, sges, n, IBV_ACCESS_LOCAL_WRITE).text()));
+    return false;
+}
+
 // Goes back to `psn` unless it already did so for this PSN: the stale packets still arriving
 // from before must not trigger it again and again (the retransmit timer covers a lost retry).
 void retransmit_once(TransportEnv& env, Qp& qp, uint32_t psn) {
@@ -231,6 +250,7 @@ void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h, con
         return;
     }
     if (len) {
+        if (!resolve_response_buffers(env, qp, *op)) return;
         if (env.dma().write(op->local, op->response_bytes, payload, len) != 0) {
             fail_op(env, qp, *op, IBV_WC_LOC_PROT_ERR,
                     "writing the READ's data into the local SGEs failed: their memory is gone "
@@ -255,6 +275,10 @@ void handle_atomic_ack(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     if (!op || op->wqe.opcode == IBV_WR_RDMA_READ || h.psn != op->first_psn) return;
     acknowledge_through(env, qp, psn_add(op->first_psn, -1));
     uint64_t original = h.atomic_ack; // written back in host order, as verbs apps read it
+    if (!resolve_response_buffers(env, qp, *op)) {
+        --qp.req.reads_outstanding;
+        return;
+    }
     if (env.dma().write(op->local, 0, reinterpret_cast<const uint8_t*>(&original), 8) != 0)
         fail_op(env, qp, *op, IBV_WC_LOC_PROT_ERR,
                 "writing the atomic's original value into the local SGE failed: its memory is "

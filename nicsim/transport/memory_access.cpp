@@ -49,7 +49,7 @@ KeyCheck check_remote(const Nic& nic, const RemoteAccess& a) {
         // Remote keys address by the MR's iova (= its address unless registered with an iova).
         if (!within(a.va, a.len, mr->iova, mr->length))
             return {nullptr, nullptr, AccessFault::OutOfRange};
-        return {mr, nullptr, AccessFault::None};
+        return {mr, nullptr, AccessFault::None, a.va};
     }
     // A window: its own rights and range, inside the MR's iova space; a type 2 window serves
     // only the QP it was bound through (IBA 10.6.7.2).
@@ -60,12 +60,20 @@ KeyCheck check_remote(const Nic& nic, const RemoteAccess& a) {
     if (!(mw->access & a.need)) return {nullptr, mw, AccessFault::NoRight};
     if (mw->type == IBV_MW_TYPE_2 && mw->qpn != a.qpn)
         return {nullptr, mw, AccessFault::WindowOtherQp};
-    if (!within(a.va, a.len, mw->addr, mw->length)) return {nullptr, mw, AccessFault::OutOfRange};
-    return {mw->mr, mw, AccessFault::None};
+    // A zero-based (type 2) window is addressed from 0 at its start (ibv_bind_mw(3); mlx5 binds
+    // it with start_addr 0, rxe adds the window's address as an offset).
+    const bool zero_based = mw->access & IBV_ACCESS_ZERO_BASED;
+    if (!within(a.va, a.len, zero_based ? 0 : mw->addr, mw->length))
+        return {nullptr, mw, AccessFault::OutOfRange};
+    return {mw->mr, mw, AccessFault::None, zero_based ? mw->addr + a.va : a.va};
 }
 
 uint64_t mr_address(const Mr& mr, uint64_t va) {
     return mr.addr + (va - mr.iova);
+}
+
+DmaSegment remote_segment(const KeyCheck& c, uint64_t len) {
+    return {mr_address(*c.mr, c.va), len, c.mr->memory};
 }
 
 } // namespace nicsim

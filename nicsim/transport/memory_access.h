@@ -36,6 +36,9 @@ struct KeyCheck {
     Mr* mr = nullptr;
     const Mw* mw = nullptr;
     AccessFault fault = AccessFault::None;
+    // Where the access starts in the MR's iova space: the request's address, or for a
+    // zero-based window the window's start plus that offset.
+    uint64_t va = 0;
 };
 
 // One local SGE against its MR: `need` as for resolve_local.
@@ -69,6 +72,9 @@ inline Mr* remote_mr(const Nic& nic, const RemoteAccess& a) {
 
 // The address in the owner's memory of remote address `va` of `mr`.
 uint64_t mr_address(const Mr& mr, uint64_t va);
+
+// The `len` bytes of an access check_remote allowed, in the owner's memory.
+DmaSegment remote_segment(const KeyCheck& c, uint64_t len);
 
 // --- explanations (access_faults.cpp), built only for a refused access ---
 

@@ -30,19 +30,25 @@ void unbind_window(Mw& mw) {
 }
 
 ibv_wc_status bind_window(Nic& nic, Qp& qp, const emu::ipc::SendWqe& w) {
-    Mw* mw = qp.owner ? qp.owner->mws.get(w.ah) : nullptr;
+    // The window by its rkey's index and the MR by its lkey, as the providers' WQEs name them
+    // (mlx5: the MW's rkey in the control segment, the MR's lkey in the KLM; rxe: mw_rkey,
+    // mr_lkey). The handles of ibv_mw and ibv_mr are the kernel's and play no part.
+    Mw* mw = nic.mw_by_index(w.imm_data);
+    // The QP's PD must be the window's, for type 1 as for type 2 (IBA C10-72; mlx5).
     if (!mw || mw->pd != qp.pd) return IBV_WC_MW_BIND_ERR;
-    // The new rkey keeps the window's index part; only the key byte changes (ibv_inc_rkey).
-    if ((w.rkey & 0xffffff00) != (mw->rkey & 0xffffff00)) return IBV_WC_MW_BIND_ERR;
+    uint32_t access = w.remote_qkey;
+    // A type 1 window is never zero-based (IBA o10-36.2.2, rxe_check_bind_mw).
+    if (mw->type == IBV_MW_TYPE_1 && (access & IBV_ACCESS_ZERO_BASED)) return IBV_WC_MW_BIND_ERR;
     if (mw->type == IBV_MW_TYPE_2 && mw->mr) return IBV_WC_MW_BIND_ERR; // invalidate first
     uint64_t length = w.compare_add;
     Mr* mr = nullptr;
     if (length) {
-        mr = qp.owner->mrs.get(static_cast<uint32_t>(w.swap));
-        uint32_t access = w.remote_qkey;
+        mr = nic.mr_by_lkey(static_cast<uint32_t>(w.swap));
         if (!mr || mr->pd != qp.pd || !(mr->access & IBV_ACCESS_MW_BIND) ||
             (access & ~kWindowAccess))
             return IBV_WC_MW_BIND_ERR;
+        // Not onto a zero-based MR (rxe_check_bind_mw; mlx5_bind_mw refuses it too).
+        if (mr->access & IBV_ACCESS_ZERO_BASED) return IBV_WC_MW_BIND_ERR;
         // Remote write or atomic through a window needs local write on the MR (IBA C10-74).
         if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
             !(mr->access & IBV_ACCESS_LOCAL_WRITE))
@@ -51,14 +57,16 @@ ibv_wc_status bind_window(Nic& nic, Qp& qp, const emu::ipc::SendWqe& w) {
             w.remote_addr + length > mr->iova + mr->length)
             return IBV_WC_MW_BIND_ERR;
     }
-    if (w.rkey != mw->rkey && !nic.rekey_mw(*mw, w.rkey)) return IBV_WC_MW_BIND_ERR;
+    // The new rkey: the window's index, the consumer's key byte. rxe (rxe_do_bind_mw) and mlx5
+    // (set_umr_mkey_seg: only rkey & 0xFF goes into the WQE) ignore the WR's upper 24 bits.
+    nic.rekey_mw(*mw, static_cast<uint8_t>(w.rkey & 0xFF));
     unbind_window(*mw);
     if (!mr) return IBV_WC_SUCCESS; // a zero-length bind unbinds a type 1 window
     mw->mr = mr;
     ++mr->windows;
     mw->addr = w.remote_addr;
     mw->length = length;
-    mw->access = w.remote_qkey;
+    mw->access = access;
     if (mw->type == IBV_MW_TYPE_2) mw->qpn = qp.qpn;
     return IBV_WC_SUCCESS;
 }

@@ -71,7 +71,7 @@ void send_packet(TransportEnv& env, Qp& qp, wire::Headers& h, uint8_t* buf, size
     size_t len = wire::build_in_place(h, payload_len, buf);
     ++qp.counters.tx_packets;
     qp.counters.tx_bytes += payload_len; // payload bytes, as rx_bytes
-    env.transmit(qp, dest_addr(qp), buf, len);
+    env.transmit(qp, dest_addr(qp), buf, len, qp.attr.ah_attr.grh.traffic_class);
 }
 
 void send_ack(TransportEnv& env, Qp& qp, uint32_t psn, uint8_t syndrome) {

@@ -14,8 +14,12 @@ namespace nicsim {
 // A send WQE taken from the SQ, with its local buffers resolved against their MRs.
 struct SendOp {
     emu::ipc::SendWqe wqe{};
-    uint32_t sq_index = 0;             // ring slot it came from
-    std::vector<DmaSegment> local;     // the SGEs, in the owner's address space
+    uint32_t sq_index = 0;         // ring slot it came from
+    std::vector<DmaSegment> local; // the SGEs, in the owner's address space
+    // READ and atomics: the SGEs as posted, resolved into `local` only when the response comes
+    // (resolve_response_buffers): hardware checks their lkeys as it scatters the response.
+    std::vector<emu::ipc::Sge> response_sges;
+    bool local_pending = false;
     std::vector<uint8_t> inline_data;  // IBV_SEND_INLINE payload
     uint64_t length = 0;               // message length in bytes
     uint32_t first_psn = 0, npkts = 0; // PSNs first_psn .. first_psn + npkts - 1

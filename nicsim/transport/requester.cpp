@@ -106,12 +106,23 @@ SendOp take(TransportEnv& env, Qp& qp, uint32_t index) {
         }
         emu::ipc::Sge sges[64];
         std::memcpy(sges, tail, w.num_sge * sizeof(emu::ipc::Sge));
-        // READ and atomic responses are written into the local buffers.
-        uint32_t need = op.reads() ? IBV_ACCESS_LOCAL_WRITE : 0;
-        if (resolve_local(env.nic(), qp.pd, sges, w.num_sge, need, op.local, &op.length) !=
-            IBV_WC_SUCCESS) {
+        if (op.reads()) {
+            // READ and atomic responses are written into the local buffers, whose lkeys are
+            // checked only then, as hardware checks them when it scatters the response: the
+            // request goes out first, so a remote refusal is what the WR completes with
+            // (google/rdma-unit-test ReadInvalidRKeyAndInvalidLKey: REM_ACCESS_ERR on mlx5),
+            // and an atomic with a bad lkey executes at the responder before it fails
+            // (CompareSwapInvalidLKey; rxe's completer copies the result with copy_data).
+            op.response_sges.assign(sges, sges + w.num_sge);
+            op.local_pending = true;
+            for (const emu::ipc::Sge& s : op.response_sges)
+                op.length += s.length;
+        } else if (resolve_local(env.nic(), qp.pd, sges, w.num_sge, 0, op.local, &op.length) !=
+                   IBV_WC_SUCCESS) {
+            // A WRITE or SEND reads its buffers before anything goes out: the local key is
+            // checked first (WriteInvalidRKeyAndInvalidLKey: LOC_PROT_ERR).
             fail_op(env, qp, op, IBV_WC_LOC_PROT_ERR,
-                    explain_local(env.nic(), qp.pd, sges, w.num_sge, need).text());
+                    explain_local(env.nic(), qp.pd, sges, w.num_sge, 0).text());
             return op;
         }
     }

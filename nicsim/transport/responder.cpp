@@ -30,7 +30,8 @@ bool is_rc(const Qp& qp) {
 // PD and receive CQ; for an XRC_RECV QP, those of the XRC SRQ its message names (nothing when
 // that SRQ is gone).
 struct Target {
-    const Pd* pd = nullptr;
+    const Pd* access_pd = nullptr; // rkeys (WRITE, READ, atomics) and SEND_WITH_INV's rkey
+    const Pd* recv_pd = nullptr;   // the receive WQE's buffers
     Srq* srq = nullptr;
     Ring* ring = nullptr;
     Cq* cq = nullptr;
@@ -41,11 +42,15 @@ Target target_of(TransportEnv& env, Qp& qp, uint32_t srqn) {
     if (qp.type == IBV_QPT_XRC_RECV) {
         Srq* srq = xrc_srq(env, qp, srqn);
         if (!srq) return {};
-        return {srq->pd, srq, &srq->ring, srq->cq, srq->attr.max_sge};
+        return {srq->pd, srq->pd, srq, &srq->ring, srq->cq, srq->attr.max_sge};
     }
-    if (qp.srq) return {qp.pd, qp.srq, &qp.srq->ring, qp.recv_cq, qp.srq->attr.max_sge};
-    if (!qp.rq.header) return {qp.pd, nullptr, nullptr, qp.recv_cq, 0}; // XRC_SEND: no RQ
-    return {qp.pd, nullptr, &qp.rq, qp.recv_cq, qp.cap.max_recv_sge};
+    // An SRQ may be of another PD than its QPs: receives taken from it are checked against the
+    // SRQ's PD, remote accesses against the QP's (mlx5; google/rdma-unit-test's
+    // SrqRecvMrSrqMatch, SrqRecvMrSrqMismatch and QpSrqPdMismatchWriteWithImm pass there).
+    // rxe checks both against the QP's.
+    if (qp.srq) return {qp.pd, qp.srq->pd, qp.srq, &qp.srq->ring, qp.recv_cq, qp.srq->attr.max_sge};
+    if (!qp.rq.header) return {qp.pd, qp.pd, nullptr, nullptr, qp.recv_cq, 0}; // XRC_SEND: no RQ
+    return {qp.pd, qp.pd, nullptr, &qp.rq, qp.recv_cq, qp.cap.max_recv_sge};
 }
 
 // The target of the request being handled.
@@ -74,20 +79,28 @@ enum class Refusal : uint8_t {
     RemoteAccess,      // rkey, range or rights
     RecvWqeLength,     // the receive WQE itself is bad (too many SGEs)
     RecvWqeProtection, // the receive buffer's lkey or memory
+    InvalidateRkey,    // SEND_WITH_INV names an rkey this QP may not invalidate
 };
 
 struct RefusalClass {
     wire::NakCode nak;
+    bool sends_nak; // false: the requester hears nothing (it retries, then gives up)
     ibv_wc_status recv_status;
     ibv_event_type event;
 };
 
 constexpr RefusalClass kRefusals[] = {
-    {wire::NakCode::InvalidRequest, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR},
-    {wire::NakCode::InvalidRequest, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_REQ_ERR},
-    {wire::NakCode::RemoteAccessError, IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR},
-    {wire::NakCode::RemoteOperationalError, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_FATAL},
-    {wire::NakCode::RemoteOperationalError, IBV_WC_LOC_PROT_ERR, IBV_EVENT_QP_FATAL},
+    {wire::NakCode::InvalidRequest, true, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR},
+    {wire::NakCode::InvalidRequest, true, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_REQ_ERR},
+    // A receive in progress is a WRITE with immediate's: "Local Access Error", the responder's
+    // status for a protection error on its memory during an inbound RDMA Write with Immediate
+    // (ibv_poll_cq(3); mlx5's MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR; rxe reports REM_ACCESS_ERR).
+    {wire::NakCode::RemoteAccessError, true, IBV_WC_LOC_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR},
+    {wire::NakCode::RemoteOperationalError, true, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_FATAL},
+    {wire::NakCode::RemoteOperationalError, true, IBV_WC_LOC_PROT_ERR, IBV_EVENT_QP_FATAL},
+    // IBA 9.9.6.3's class J: the receive completes in error, the QP goes to ERR, no NAK (mlx5;
+    // rxe's RESPST_ERR_INVALIDATE_RKEY completes the receive with REM_INV_REQ_ERR).
+    {wire::NakCode::InvalidRequest, false, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_ACCESS_ERR},
 };
 
 const char* nak_name(wire::NakCode code) {
@@ -113,11 +126,13 @@ void fatal(TransportEnv& env, Qp& qp, const wire::Headers& h, Refusal refusal,
     const RefusalClass& c = kRefusals[static_cast<size_t>(refusal)];
     env.nic().hw().add(HwCounter::RequestsRefused);
     std::string headline =
-        fmt::format("{} psn {:#x} from {} refused (NAK {}; QP to ERR)", wire::opcode_name(h.opcode),
-                    h.psn, peer_of(qp), nak_name(c.nak));
+        c.sends_nak ? fmt::format("{} psn {:#x} from {} refused (NAK {}; QP to ERR)",
+                                  wire::opcode_name(h.opcode), h.psn, peer_of(qp), nak_name(c.nak))
+                    : fmt::format("{} psn {:#x} from {} refused (no NAK; QP to ERR)",
+                                  wire::opcode_name(h.opcode), h.psn, peer_of(qp));
     uint32_t reason = explain(env, qp, emu::ipc::ReasonKind::Event, headline,
                               hint.empty() ? why : why + "; " + hint);
-    if (is_rc(qp)) {
+    if (is_rc(qp) && c.sends_nak) {
         // Before the NAK leaves: the requester's NIC finds it when the NAK comes.
         env.tell_peer(dest_addr(qp),
                       {qp.attr.dest_qp_num, h.psn, qp.owner ? qp.owner->uid : 0, why, hint});
@@ -171,12 +186,12 @@ bool take_recv(TransportEnv& env, Qp& qp, ibv_wc_status* status, std::string* wh
     }
     emu::ipc::Sge sges[64];
     std::memcpy(sges, slot + sizeof w, w.num_sge * sizeof(emu::ipc::Sge));
-    *status = resolve_local(env.nic(), t.pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, r.local,
+    *status = resolve_local(env.nic(), t.recv_pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, r.local,
                             &r.capacity);
     if (*status != IBV_WC_SUCCESS)
         *why = fmt::format(
             "the receive wr_id {}: {}", w.wr_id,
-            explain_local(env.nic(), t.pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE).text());
+            explain_local(env.nic(), t.recv_pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE).text());
     return true;
 }
 
@@ -360,8 +375,8 @@ bool execute_send(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8
         // SEND with invalidate: the named window stops granting access before the receive
         // completes (IBA 10.6.7.2.4).
         if (wire::has(h.opcode, wire::kHasIeth) &&
-            !invalidate_remote(env.nic(), target_of(env, qp).pd, qp.qpn, h.ieth_rkey)) {
-            fatal(env, qp, h, Refusal::InvalidRequest,
+            !invalidate_remote(env.nic(), target_of(env, qp).access_pd, qp.qpn, h.ieth_rkey)) {
+            fatal(env, qp, h, Refusal::InvalidateRkey,
                   fmt::format("SEND with invalidate names rkey {:#x}, which is no type 2 window of "
                               "the QP's PD bound through this QP (IBA 10.6.7.2.4)",
                               h.ieth_rkey));
@@ -376,11 +391,17 @@ bool execute_send(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8
 bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
                    size_t len) {
     ResponderState& s = qp.resp;
+    // A WRITE with immediate in one packet takes its receive WQE before its rkey is checked,
+    // as rxe orders CHK_RESOURCE before CHK_RKEY: a refusal then completes that receive
+    // (IBV_WC_LOC_ACCESS_ERR, kRefusals) rather than leaving it to be flushed.
+    if (wire::has(h.opcode, wire::kHasReth) && wire::has(h.opcode, wire::kNeedsRecvWqe) &&
+        !need_recv(env, qp, h))
+        return false;
     if (wire::has(h.opcode, wire::kHasReth)) {
         s.write_rkey = h.reth.rkey;
         s.write_va = h.reth.va;
         s.write_remaining = s.write_length = h.reth.length;
-        RemoteAccess a{target_of(env, qp).pd,  qp.qpn, h.reth.rkey, h.reth.va, h.reth.length,
+        RemoteAccess a{target_of(env, qp).access_pd, qp.qpn, h.reth.rkey, h.reth.va, h.reth.length,
                        IBV_ACCESS_REMOTE_WRITE};
         if (h.reth.length && !remote_mr(env.nic(), a)) {
             Explanation e = explain_remote(env.nic(), a);
@@ -400,20 +421,20 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
     if (last && wire::has(h.opcode, wire::kNeedsRecvWqe) && !need_recv(env, qp, h)) return false;
     if (len) {
         // Looked up again for every packet: the MR may have been deregistered meanwhile.
-        RemoteAccess a{target_of(env, qp).pd,  qp.qpn, s.write_rkey, s.write_va, len,
+        RemoteAccess a{target_of(env, qp).access_pd, qp.qpn, s.write_rkey, s.write_va, len,
                        IBV_ACCESS_REMOTE_WRITE};
-        Mr* mr = remote_mr(env.nic(), a);
-        if (!mr) { // deregistered (or its window unbound) since the WRITE began
+        KeyCheck c = check_remote(env.nic(), a);
+        if (!c.mr) { // deregistered (or its window unbound) since the WRITE began
             Explanation e = explain_remote(env.nic(), a);
             fatal(env, qp, h, Refusal::RemoteAccess, e.what, e.hint);
             return false;
         }
-        DmaSegment seg{mr_address(*mr, s.write_va), len, mr->memory};
+        DmaSegment seg = remote_segment(c, len);
         if (env.dma().write({&seg, 1}, 0, payload, len) != 0) {
             fatal(env, qp, h, Refusal::RemoteAccess,
                   fmt::format("writing into mr#{} failed: its memory is gone (unmapped since it "
                               "was registered)",
-                              mr->handle));
+                              c.mr->handle));
             return false;
         }
     }
@@ -441,7 +462,11 @@ const ReplayEntry* replayed(const Qp& qp, uint32_t psn) {
 // Queues the READ responses; returns false when the request was refused.
 bool start_read(TransportEnv& env, Qp& qp, const wire::Headers& h, uint32_t first_psn,
                 uint32_t npkts, uint32_t srqn) {
-    RemoteAccess a{target_of(env, qp, srqn).pd, qp.qpn, h.reth.rkey, h.reth.va, h.reth.length,
+    RemoteAccess a{target_of(env, qp, srqn).access_pd,
+                   qp.qpn,
+                   h.reth.rkey,
+                   h.reth.va,
+                   h.reth.length,
                    IBV_ACCESS_REMOTE_READ};
     if (h.reth.length && !remote_mr(env.nic(), a)) {
         Explanation e = explain_remote(env.nic(), a);
@@ -468,18 +493,19 @@ bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
               fmt::format("the atomic's address {:#x} is not a multiple of 8", a.va));
         return false;
     }
-    RemoteAccess access{target_of(env, qp).pd, qp.qpn, a.rkey, a.va, 8, IBV_ACCESS_REMOTE_ATOMIC};
-    Mr* mr = remote_mr(env.nic(), access);
-    if (!mr) {
+    RemoteAccess access{target_of(env, qp).access_pd, qp.qpn, a.rkey, a.va, 8,
+                        IBV_ACCESS_REMOTE_ATOMIC};
+    KeyCheck c = check_remote(env.nic(), access);
+    if (!c.mr) {
         Explanation e = explain_remote(env.nic(), access);
         fatal(env, qp, h, Refusal::RemoteAccess, e.what, e.hint);
         return false;
     }
     // One NIC thread executes every atomic of this host: atomic with respect to each other.
-    DmaSegment seg{mr_address(*mr, a.va), 8, mr->memory};
+    DmaSegment seg = remote_segment(c, 8);
     const std::string gone = fmt::format(
         "the atomic on mr#{} failed: its memory is gone (unmapped since it was registered)",
-        mr->handle);
+        c.mr->handle);
     uint64_t original;
     if (env.dma().read({&seg, 1}, 0, reinterpret_cast<uint8_t*>(&original), 8) != 0) {
         fatal(env, qp, h, Refusal::RemoteAccess, gone);
@@ -748,10 +774,15 @@ bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
         size_t len = static_cast<size_t>(std::min<uint64_t>(mtu, job.remaining));
         if (len) {
             // Looked up again for every packet: the MR may have been deregistered meanwhile.
-            RemoteAccess a{target_of(env, qp, job.srqn).pd, qp.qpn, job.rkey, job.va, len,
+            RemoteAccess a{target_of(env, qp, job.srqn).access_pd,
+                           qp.qpn,
+                           job.rkey,
+                           job.va,
+                           len,
                            IBV_ACCESS_REMOTE_READ};
-            Mr* mr = remote_mr(env.nic(), a);
-            DmaSegment seg{mr ? mr_address(*mr, job.va) : 0, len, mr ? mr->memory : nullptr};
+            KeyCheck c = check_remote(env.nic(), a);
+            Mr* mr = c.mr;
+            DmaSegment seg = mr ? remote_segment(c, len) : DmaSegment{0, len, nullptr};
             if (!mr ||
                 env.dma().read({&seg, 1}, 0, buf + wire::header_length(h.opcode), len) != 0) {
                 s.responses.clear();

@@ -36,11 +36,14 @@ class TransportEnv {
     // built here and then handed to transmit() is not copied. Valid until the next call.
     virtual uint8_t* packet_buffer() = 0;
     // Sends one packet (BTH .. pad, with 4 bytes left for the ICRC) to `dst_addr`
-    // (IPv4, network order). The NIC adds the ICRC and the UDP/IP headers.
-    virtual void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len) = 0;
+    // (IPv4, network order). The NIC adds the ICRC and the UDP/IP headers; `tclass` is the GRH
+    // traffic class, the IPv4 header's TOS byte in RoCE v2.
+    virtual void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len,
+                          uint8_t tclass) = 0;
     // Sends one UD packet (as transmit) to the multicast group `mgid` (16 bytes): the fabric
     // delivers a copy to every host of the set, this one included.
-    virtual void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len) = 0;
+    virtual void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len,
+                                    uint8_t tclass) = 0;
     // The QP has packets it could not send within its budget: run it again soon.
     virtual void schedule(Qp& qp) = 0;
     // Calls the transport's on_timer for `qp` at `at_us` (replacing any earlier deadline).

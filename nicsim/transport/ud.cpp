@@ -35,12 +35,14 @@ uint32_t mtu_bytes(TransportEnv& env) {
 }
 
 // The 40 bytes a RoCE v2 (IPv4) receive buffer starts with: 20 unused, then the packet's IPv4
-// header, as rxe and mlx5 deliver it; ibv_init_ah_from_wc reads the addresses back from it.
-void make_grh(uint8_t* grh, uint32_t src, uint32_t dst, size_t udp_payload_len) {
+// header, as rxe and mlx5 deliver it; ibv_init_ah_from_wc reads the addresses back from it, and
+// the TOS byte is the sender's traffic class.
+void make_grh(uint8_t* grh, uint32_t src, uint32_t dst, size_t udp_payload_len, uint8_t tos) {
     std::memset(grh, 0, kGrhLength);
     uint8_t* ip = grh + 20;
     uint16_t total = htons(static_cast<uint16_t>(20 + 8 + udp_payload_len));
     ip[0] = 0x45;
+    ip[1] = tos;
     std::memcpy(ip + 2, &total, 2);
     ip[6] = 0x40; // DF
     ip[8] = 64;   // TTL
@@ -87,17 +89,19 @@ ibv_wc_status send(TransportEnv& env, Qp& qp, SendOp& op) {
     qp.counters.tx_bytes += op.length;
     if (multicast) {
         ++env.nic().mcast_counters().tx_packets;
-        env.transmit_multicast(qp, dgid, buf, len);
+        env.transmit_multicast(qp, dgid, buf, len, ah->attr.grh.traffic_class);
         return IBV_WC_SUCCESS;
     }
     uint32_t dst;
     std::memcpy(&dst, &dgid[12], 4);
-    env.transmit(qp, dst, buf, len);
+    // The AH's traffic class is the IP header's TOS byte (RoCE v2), as rxe and mlx5 send it.
+    env.transmit(qp, dst, buf, len, ah->attr.grh.traffic_class);
     return IBV_WC_SUCCESS;
 }
 
 void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
-             const wire::Headers& h, const uint8_t* payload, size_t len, size_t packet_len) {
+             const wire::Headers& h, const uint8_t* payload, size_t len, size_t packet_len,
+             uint8_t tos) {
     ++qp.counters.rx_packets;
     qp.counters.rx_bytes += len;
     if (qp.attr.qp_state != IBV_QPS_RTR && qp.attr.qp_state != IBV_QPS_RTS) return;
@@ -144,7 +148,7 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
     if (wc.status == IBV_WC_SUCCESS) {
         // GRH and payload in one write, as the NIC would scatter them.
         uint8_t buf[kGrhLength + rc::kMaxPacket];
-        make_grh(buf, src_addr, dst_addr, packet_len);
+        make_grh(buf, src_addr, dst_addr, packet_len, tos);
         std::memcpy(buf + kGrhLength, payload, len);
         if (env.dma().write(local, 0, buf, kGrhLength + len) != 0) wc.status = IBV_WC_LOC_PROT_ERR;
         wc.byte_len = static_cast<uint32_t>(kGrhLength + len);
@@ -154,7 +158,7 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
 
 void receive_multicast(TransportEnv& env, uint32_t src_addr, const uint8_t* mgid,
                        const wire::Headers& h, const uint8_t* payload, size_t len,
-                       size_t packet_len) {
+                       size_t packet_len, uint8_t tos) {
     Nic& nic = env.nic();
     McastCounters& counters = nic.mcast_counters();
     ++counters.rx_packets;
@@ -171,7 +175,7 @@ void receive_multicast(TransportEnv& env, uint32_t src_addr, const uint8_t* mgid
         Qp* qp = nic.qp_by_qpn(qpn);
         if (!qp || qp->type != IBV_QPT_UD) continue;
         ++counters.rx_delivered;
-        receive(env, *qp, src_addr, dst_addr, h, payload, len, packet_len);
+        receive(env, *qp, src_addr, dst_addr, h, payload, len, packet_len, tos);
     }
 }
 

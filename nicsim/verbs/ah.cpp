@@ -34,8 +34,7 @@ void free_ah(Nic& nic, SessionObjects& objs, Ah& ah) {
 
 int destroy_ah(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Ah* ah = c.objects.ahs.get(q.handle);
-    if (!ah)
-        return c.refuse(EINVAL, fmt::format("ah handle {} names no AH of this context", q.handle));
+    if (!ah) return no_object(c, "AH", q.handle);
     free_ah(c.nic, c.objects, *ah);
     c.log.debug("{} ah#{} destroyed", c.prefix, q.handle);
     return 0;

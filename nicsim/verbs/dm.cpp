@@ -41,7 +41,7 @@ void free_dm(Nic& nic, SessionObjects& objs, Dm& dm) {
 
 int dealloc_dm(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Dm* dm = c.objects.dms.get(q.handle);
-    if (!dm) return EINVAL;
+    if (!dm) return no_object(c, "DM", q.handle);
     if (dm->users) return EBUSY; // MRs still on it
     free_dm(c.nic, c.objects, *dm);
     c.log.debug("{} dm#{} freed", c.prefix, q.handle);

@@ -51,7 +51,7 @@ void free_flow(Nic& nic, SessionObjects& objs, Flow& flow) {
 
 int destroy_flow(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Flow* flow = c.objects.flows.get(q.handle);
-    if (!flow) return EINVAL;
+    if (!flow) return no_object(c, "flow", q.handle);
     free_flow(c.nic, c.objects, *flow);
     c.log.debug("{} flow#{} destroyed", c.prefix, q.handle);
     return 0;

@@ -35,7 +35,7 @@ void free_mw(Nic& nic, SessionObjects& objs, Mw& mw) {
 
 int dealloc_mw(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Mw* mw = c.objects.mws.get(q.handle);
-    if (!mw) return EINVAL;
+    if (!mw) return no_object(c, "MW", q.handle);
     free_mw(c.nic, c.objects, *mw); // a bound window stops granting access at once
     c.log.debug("{} mw#{} deallocated", c.prefix, q.handle);
     return 0;

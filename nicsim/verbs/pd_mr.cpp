@@ -24,7 +24,7 @@ void free_pd(Nic& nic, SessionObjects& objs, Pd& pd) {
 
 int dealloc_pd(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Pd* pd = c.objects.pds.get(q.handle);
-    if (!pd) return EINVAL;
+    if (!pd) return no_object(c, "PD", q.handle);
     if (pd->users) return EBUSY; // MRs, QPs, SRQs or AHs still use it
     free_pd(c.nic, c.objects, *pd);
     c.log.debug("{} pd#{} deallocated", c.prefix, q.handle);
@@ -33,12 +33,17 @@ int dealloc_pd(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
 
 namespace {
 
-// The range checks of the kernel's ib_umem_get: non-empty, within max_mr_size, no wrap-around;
-// or an implicit on-demand MR: address 0, length SIZE_MAX, the whole address space.
+// The range checks of the kernel's ib_umem_get: within max_mr_size, no wrap-around, and at
+// least one page to pin: a zero-length MR registers where its address lies inside a page (the
+// kernel pins that page: ALIGN(addr) - ALIGN_DOWN(addr) is one page, as with mlx5 and rxe,
+// which both pin through ib_umem_get) and is EINVAL at a page boundary (no page). Or an
+// implicit on-demand MR: address 0, length SIZE_MAX, the whole address space.
 int check_range(uint64_t addr, uint64_t length, uint32_t access) {
     if ((access & IBV_ACCESS_ON_DEMAND) && addr == 0 && length == UINT64_MAX) return 0;
-    if (length == 0 || length > limits::kMaxMrSize) return EINVAL;
+    if (length > limits::kMaxMrSize) return EINVAL;
     if (addr + length < addr) return EINVAL;
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    if (length == 0 && addr % page == 0) return EINVAL;
     return 0;
 }
 
@@ -174,7 +179,7 @@ void free_mr(Nic& nic, SessionObjects& objs, Mr& mr) {
 
 int dereg_mr(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Mr* mr = c.objects.mrs.get(q.handle);
-    if (!mr) return EINVAL;
+    if (!mr) return no_object(c, "MR", q.handle);
     if (mr->windows) return EBUSY; // memory windows are bound to it
     free_mr(c.nic, c.objects, *mr);
     c.log.debug("{} mr#{} deregistered", c.prefix, q.handle);

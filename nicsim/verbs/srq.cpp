@@ -179,7 +179,7 @@ void free_srq(Nic& nic, SessionObjects& objs, Srq& srq) {
 
 int destroy_srq(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Srq* srq = c.objects.srqs.get(q.handle);
-    if (!srq) return EINVAL;
+    if (!srq) return no_object(c, "SRQ", q.handle);
     // QPs still receive through it. (XRC_RECV QPs name an XRC SRQ per message: it may go at
     // any time, and their later requests for it are refused.)
     if (srq->users) return EBUSY;

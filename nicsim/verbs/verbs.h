@@ -6,6 +6,7 @@
 #include "nic.h"
 #include "objects/session_objects.h"
 
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/logger.h>
 
 #include <cerrno>
@@ -35,6 +36,14 @@ struct VerbContext {
 };
 
 namespace ipc = emu::ipc;
+
+// A destroy verb's handle names nothing of this session (garbled, already destroyed, or
+// another context's): ENOENT, as the kernel's object lookup answers it (uverbs looks handles
+// up in the caller's own file only).
+inline int no_object(VerbContext& c, const char* kind, uint32_t handle) {
+    return c.refuse(ENOENT,
+                    fmt::format("{} handle {} names no {} of this context", kind, handle, kind));
+}
 
 // EAGAIN (logged) when the caller holds its whole share of `kind` (--max-per-process), else 0.
 inline int over_share(VerbContext& c, emu::Share kind) {

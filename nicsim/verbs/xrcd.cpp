@@ -47,7 +47,7 @@ void free_xrcd(Nic& nic, SessionObjects& objs, XrcdHandle& x) {
 
 int close_xrcd(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     XrcdHandle* x = c.objects.xrcds.get(q.handle);
-    if (!x) return EINVAL;
+    if (!x) return no_object(c, "XRCD", q.handle);
     if (x->users) return EBUSY; // XRC SRQs or QPs made through this handle remain
     c.log.debug("{} xrcd#{} closed", c.prefix, q.handle);
     free_xrcd(c.nic, c.objects, *x);

@@ -819,11 +819,11 @@ TEST_CASE("completer: an ACK completes the WRs behind a memory-window bind", "[c
     const nicsim::Mw& window = *rig.objects.mws.get(mw.handle);
 
     ipc::SendWqe bind = wqe(2, IBV_WR_BIND_MW);
-    bind.ah = window.handle;
+    bind.imm_data = window.rkey;
     bind.rkey = (window.rkey & 0xffffff00) | ((window.rkey + 1) & 0xff); // ibv_inc_rkey
     bind.remote_addr = reinterpret_cast<uint64_t>(data.data());
     bind.compare_add = 32;
-    bind.swap = mr.handle;
+    bind.swap = mr.lkey;
     bind.remote_qkey = IBV_ACCESS_REMOTE_WRITE;
     rig.enqueue_send(qp, wqe(1, IBV_WR_SEND), {sge(data.data(), 8, mr)});
     rig.enqueue_send(qp, bind);

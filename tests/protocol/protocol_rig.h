@@ -46,6 +46,7 @@ struct Sent {
     bool multicast = false; // sent with transmit_multicast, to `mgid`
     nicsim::Mgid mgid{};
     std::vector<uint8_t> bytes; // BTH .. pad + 4 ICRC bytes, as handed to transmit()
+    uint8_t tclass = 0;         // the traffic class it goes with (the IP header's TOS byte)
     wire::Headers h;
     std::vector<uint8_t> payload;
 };
@@ -114,17 +115,19 @@ class FakeEnv final : public nicsim::TransportEnv {
 
     uint64_t now_us() override { return now; }
     uint8_t* packet_buffer() override { return scratch_; }
-    void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len) override {
+    void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len,
+                            uint8_t tclass) override {
         uint32_t group;
         std::memcpy(&group, mgid + 12, 4);
-        transmit(qp, group, packet, len);
+        transmit(qp, group, packet, len, tclass);
         sent.back().multicast = true;
         std::memcpy(sent.back().mgid.data(), mgid, 16);
     }
-    void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len) override {
+    void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tclass) override {
         Sent s;
         s.from_qpn = qp.qpn;
         s.dst_addr = dst_addr;
+        s.tclass = tclass;
         s.bytes.assign(packet, packet + len);
         const uint8_t* payload = nullptr;
         size_t payload_len = 0;

@@ -148,3 +148,29 @@ TEST_CASE("keys: consecutive keys are not sequential", "[keys]") {
     }
     CHECK(small_steps < 5); // Expected ~0.03 for random keys.
 }
+
+TEST_CASE("keys: a window's block of 256 keys is its own while it lives", "[keys]") {
+    // Scripted: 0x12345678 makes a block (0x123456..); then MR keys inside it are drawn again,
+    // one outside is taken. A block with a live key in it, and the blocks of 0 and 0xFFFFFFFF,
+    // are never a window's.
+    std::deque<uint32_t> script{0x12345678, 0x123456AA, 0x12345600, 0x99,
+                                0x00000042, 0xFFFFFF10, 0x00000099, 0x77777777};
+    KeyAllocator keys([&] {
+        REQUIRE_FALSE(script.empty());
+        uint32_t v = script.front();
+        script.pop_front();
+        return v;
+    });
+    CHECK(keys.allocate_block() == 0x12345678);
+    CHECK(keys.block_live(0x123456FF));
+    CHECK(keys.allocate() == 0x99); // 0x123456AA and 0x12345600 lie in the window's block
+    CHECK_FALSE(keys.claim(0x12345601));
+    // Block 0 holds key 0, block 0xFFFFFF holds 0xFFFFFFFF, block 0 also holds the live 0x99.
+    CHECK(keys.allocate_block() == 0x77777777);
+    CHECK(script.empty());
+    CHECK(keys.blocks() == 2);
+    CHECK(keys.release_block(0x12345601)); // any key of the block names it
+    CHECK_FALSE(keys.block_live(0x12345678));
+    CHECK_FALSE(keys.release_block(0x12345678));
+    CHECK(keys.claim(0x12345601));
+}

@@ -63,7 +63,7 @@ struct Rig {
         in_addr local{htonl(INADDR_LOOPBACK)};
         link = std::make_unique<UdpLink>(io, std::move(sock), local, port, faults, std::move(pcap),
                                          log);
-        link->start([this](const sockaddr_in&, uint8_t* data, size_t len, const uint8_t*) {
+        link->start([this](const sockaddr_in&, uint8_t* data, size_t len, const uint8_t*, uint8_t) {
             delivered.emplace_back(data, data + len);
         });
     }

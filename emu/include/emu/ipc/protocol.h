@@ -16,7 +16,7 @@
 namespace emu::ipc {
 
 inline constexpr uint32_t kMagic = 0x554d4552; // "REMU" on the wire
-inline constexpr uint16_t kVersion = 3;
+inline constexpr uint16_t kVersion = 4;        // 4: BIND_MW WQEs name the MW and MR by key
 // Largest request the daemon accepts and largest reply a client reads.
 inline constexpr size_t kMaxRequest = 1024;
 inline constexpr size_t kMaxReply = 256 * 1024;

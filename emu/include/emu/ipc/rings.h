@@ -43,9 +43,11 @@ struct Sge {
 };
 static_assert(sizeof(Sge) == sizeof(ibv_sge));
 
-// A send work request as posted. IBV_WR_BIND_MW reuses fields: `ah` the MW's handle, `rkey`
-// its new rkey, `remote_addr`/`compare_add` the bound range's address and length, `swap` the
-// MR's handle, `remote_qkey` the window's access flags. IBV_WR_LOCAL_INV: `imm_data` the rkey.
+// A send work request as posted. IBV_WR_BIND_MW reuses fields: `imm_data` the MW's rkey as the
+// app holds it (its index names the window, as mlx5's WQE does), `rkey` the new rkey (the NIC
+// takes only its low byte, the consumer's key), `remote_addr`/`compare_add` the bound range's
+// address and length, `swap` the MR's lkey, `remote_qkey` the window's access flags. Handles
+// play no part: the providers' WQEs carry keys only. IBV_WR_LOCAL_INV: `imm_data` the rkey.
 // Followed by `num_sge` Sges, or by `inline_len` bytes of data when IBV_SEND_INLINE was given
 // (copied at post time: the app may reuse its buffer at once).
 struct SendWqe {
