@@ -21,6 +21,15 @@ namespace {
 constexpr size_t kGrhLength = 40;
 constexpr uint32_t kPrivilegedQkeyBit = 0x80000000; // IBA 10.2.4: use the QP's own Q_Key
 
+// What a UD receive's wc.sl holds on RoCE, as mlx5 reports it (its CQE's roce_pktype, passed on
+// by rdma-core's mlx5 provider as `(flags_rqpn >> 24) & 0xf`): bit 3, the frame had a UDP header
+// (RoCE v2); bits 2:0, the L3 header in the receive buffer's first 40 bytes, 0 a GRH, 1 IPv6,
+// 2 IPv4. UCX reads it to find the DGID in that area (uct_ud_iface_check_grh); RoCE v2 has no
+// SL on the wire (IBA A17.4.5.1: the CQE carries the network header type instead).
+constexpr uint8_t kRoceV2Udp = 0x8;
+constexpr uint8_t kL3Ipv4 = 0x2;
+constexpr uint8_t kRoceV2Ipv4PacketType = kRoceV2Udp | kL3Ipv4;
+
 uint32_t mtu_bytes(TransportEnv& env) {
     return 128u << static_cast<uint32_t>(env.nic().device().active_mtu());
 }
@@ -115,6 +124,7 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
     wc.qp_num = qp.qpn;
     wc.src_qp = h.deth.src_qpn;
     wc.wc_flags = IBV_WC_GRH;
+    wc.sl = kRoceV2Ipv4PacketType; // hosts have IPv4 addresses only: make_grh's header
     if (h.opcode == wire::opcode::kUdSendOnlyImm) {
         wc.wc_flags |= IBV_WC_WITH_IMM;
         wc.imm_data = h.imm;

@@ -219,6 +219,7 @@ TEST_CASE("mcast: a group's packet reaches every attached QP whose Q_Key matches
         CHECK(wcs[0].qp_num == qp->qpn);
         CHECK(wcs[0].src_qp == kSenderQpn);
         CHECK((wcs[0].wc_flags & IBV_WC_GRH));
+        CHECK(wcs[0].sl == 0xA); // RoCE v2 (UDP), IPv4 header in the GRH area, as mlx5 says
         CHECK(wcs[0].byte_len == 40 + data.size());
         CHECK(bytes_of(buf->bytes, 40, data.size()) == data);
         // The GRH (RoCE v2 over IPv4: 20 unused bytes, the IPv4 header) names the group as the
@@ -235,6 +236,38 @@ TEST_CASE("mcast: a group's packet reaches every attached QP whose Q_Key matches
     CHECK(c.rx_packets == 1);
     CHECK(c.rx_delivered == 3);
     CHECK(c.rx_no_member == 0);
+}
+
+TEST_CASE("ud: a datagram's completion names its network header in wc.sl as mlx5 does", "[ud]") {
+    // UCX (uct_ud_iface_check_grh) takes (wc.sl & 7) == 2 to mean an IPv4 header at byte 20 of
+    // the GRH area, anything else a GRH or IPv6 header with the DGID at byte 24; bit 3 says UDP.
+    Rig rig;
+    Qp& qp = ud_qp(rig);
+    RecvBuf buf;
+    buf.post(rig, qp, 9);
+    std::vector<uint8_t> data = pattern(64);
+    wire::Headers h;
+    h.opcode = wire::opcode::kUdSendOnly;
+    h.dest_qpn = qp.qpn;
+    h.psn = 1;
+    h.deth = {kQkey, kSenderQpn};
+    std::vector<uint8_t> pkt(wire::packet_length(h.opcode, data.size()));
+    REQUIRE(wire::build(h, data.data(), data.size(), pkt.data()) == pkt.size());
+    wire::Headers parsed;
+    const uint8_t* p = nullptr;
+    size_t plen = 0;
+    REQUIRE(wire::parse(pkt.data(), pkt.size(), parsed, &p, &plen) == wire::ParseResult::Ok);
+    nicsim::ud::receive(rig.env, qp, ipv4(kPeerAddress), ipv4("127.0.9.1"), parsed, p, plen,
+                        pkt.size());
+    rig.env.drain();
+    auto wcs = Rig::poll(*qp.recv_cq);
+    REQUIRE(wcs.size() == 1);
+    CHECK(wcs[0].status == IBV_WC_SUCCESS);
+    CHECK((wcs[0].sl & 0x7) == 0x2);
+    CHECK((wcs[0].sl & 0x8) == 0x8);
+    CHECK(buf.bytes[20] == 0x45);
+    CHECK(buf.ip_dst() == ipv4("127.0.9.1"));
+    CHECK(bytes_of(buf.bytes, 40, data.size()) == data);
 }
 
 TEST_CASE("mcast: after detach a QP gets nothing; no member is a counted drop", "[mcast]") {
