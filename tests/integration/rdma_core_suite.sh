@@ -2,7 +2,8 @@
 # rdma-core's own test suite (Debian's python3-pyverbs ships it) against emu0 on one emulated
 # host. Prints the ok / skipped / failed / error counts and the skip reasons, and fails on any
 # failure or error, or when fewer tests pass than MIN_OK (what the emulator passed when this
-# floor was last raised; docs/features.md lists the skips).
+# floor was last raised; docs/features.md lists the skips), or when test_rdmacm's 10 tests do not
+# all pass.
 # Run as root, it allocates HUGE_PAGES (default 64) 2 MiB huge pages for the run when the
 # machine has fewer (the suite's huge-page tests skip without them) and puts the old count
 # back afterwards.
@@ -41,5 +42,12 @@ if ((failed + errors)); then
     fail "$failed failures and $errors errors in rdma-core's test suite"
 fi
 ((ran > 0)) || { tail -n 50 "$log"; fail "the suite ran no test"; }
+# The rdma_cm tests need the device's net device (/sys/class/infiniband/emu0/device/net and the
+# address `ip addr` shows on it): rdmaemu run's view of the host gives them one.
+if grep -q "doesn't have net interface" "$log"; then
+    fail "tests skipped for want of a net interface on emu0 (rdmaemu run's host view missing?)"
+fi
+rdmacm_ok=$(grep -cE '\(tests\.test_rdmacm\.[^)]*\) \.\.\. ok$' "$log" || true)
+((rdmacm_ok >= 10)) || fail "only $rdmacm_ok of test_rdmacm's 10 tests ok"
 ((passed >= MIN_OK)) || fail "only $passed tests ok, expected at least $MIN_OK"
 ok "rdma-core's test suite: $passed ok (at least $MIN_OK), no failure, no error"
