@@ -44,10 +44,13 @@ emu_bg_register() { EMU_BG_PIDS+=("$@"); }
 HUGE=/proc/sys/vm/nr_hugepages
 huge_before=
 huge_set=
+# Always succeeds: it runs in the EXIT trap under set -e, where a false test here would end the
+# trap before emu_cleanup stops the hosts (whose daemons then hold the build lock's descriptor).
 restore_huge_pages() {
     if [[ -n $huge_set && $(cat "$HUGE" 2>/dev/null) == "$huge_set" ]]; then
         echo "$huge_before" >"$HUGE" 2>/dev/null || echo "note: could not restore $HUGE" >&2
     fi
+    return 0
 }
 emu_reserve_huge_pages() {
     local want=$1 what=$2
