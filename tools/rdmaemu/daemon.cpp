@@ -11,6 +11,7 @@
 #include <fstream>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -65,6 +66,9 @@ pid_t spawn_detached(const std::vector<std::string>& argv, int output_fd) {
         ::dup2(null_fd, STDIN_FILENO);
         ::dup2(output_fd, STDOUT_FILENO);
         ::dup2(output_fd, STDERR_FILENO);
+        // Nothing else of the caller's: a daemon outlives it, and would keep what it inherited
+        // (a lock file that flock(1) holds for a build, the write end of a pipe) open for good.
+        ::syscall(SYS_close_range, 3u, ~0u, 0u);
         ::execv(cargv[0], cargv.data());
         const char msg[] = "rdmaemu: cannot execute nicsimd\n";
         [[maybe_unused]] auto n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
