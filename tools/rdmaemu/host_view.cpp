@@ -316,8 +316,9 @@ bool remount_sys() {
     return true;
 }
 
-// The RDMA classes are made of entries (symbolic links into /sys/devices) that the view copies,
-// so that the device's own can go next to the machine's; the others are bound as they are.
+// The RDMA classes are made of entries (symbolic links into /sys/devices, and abi_version) that
+// the view copies or binds one by one, so that the device's own can go next to the machine's;
+// the other classes are bound as they are.
 bool is_rdma_class(const std::string& name) {
     return name == "infiniband" || name == "infiniband_verbs";
 }
@@ -337,11 +338,19 @@ void build_sys_class(const DeviceSnapshot& dev, const std::string& netdev, bool 
         emu::OwnedFd cls(::openat(old_class.get(), name.c_str(), O_RDONLY | O_DIRECTORY));
         if (!cls) fail("cannot open /sys/class/" + name);
         for (const auto& entry : entries(cls.get())) {
+            struct stat st {};
+            if (::fstatat(cls.get(), entry.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+            const std::string path = to + "/" + entry;
+            if (S_ISREG(st.st_mode)) { // abi_version, which rdma-core's library reads
+                make_mountpoint(path, false);
+                bind(fd_path(cls.get(), entry), path, false);
+                continue;
+            }
             char target[4096];
             ssize_t n = ::readlinkat(cls.get(), entry.c_str(), target, sizeof target - 1);
-            if (n < 0) continue; // not the kernel's: another view's directory
+            if (n < 0) continue; // no device of the kernel's
             target[n] = 0;
-            if (::symlink(target, (to + "/" + entry).c_str()) != 0) fail("symlink " + entry);
+            if (::symlink(target, path.c_str()) != 0) fail("symlink " + path);
         }
     }
     const std::string ib = "/sys/class/infiniband/" + dev.name;
