@@ -5,6 +5,7 @@
 #include "hostset.h"
 #include "json.h"
 #include "locations.h"
+#include "set_network.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -186,6 +187,10 @@ void print_errors(const Json& doc) {
 
 void print_text(const std::string& runtime, const std::vector<HostStatus>& all) {
     std::printf("hosts in %s\n", runtime.c_str());
+    std::printf("net devices: %s\n",
+                set_network_alive(runtime)
+                    ? "host<i> for host i, in the set's network namespace (rdmaemu run enters it)"
+                    : "none (programs run in the machine's namespaces)");
     for (const auto& s : all) {
         const HostEntry& h = *s.entry;
         if (!s.doc) {
