@@ -7,7 +7,7 @@ packages=(
   ibverbs-utils ibverbs-providers perftest rdmacm-utils qperf python3-pyverbs sockperf iperf3
   tshark iproute2 procps strace
   # the larger stacks of real_stacks (docs/real-stacks.md): UCX, Open MPI over UCX, libfabric
-  ucx-utils libucx0 openmpi-bin libopenmpi-dev libfabric-bin
+  ucx-utils libucx0 openmpi-bin libopenmpi-dev netpipe-openmpi libfabric-bin
   python3-matplotlib linux-perf # bench/: its plots, and syscall counts that do not slow the app
   # the fuzz targets (make fuzz): clang with libFuzzer and the sanitizer runtimes; the format check
   clang-14 libclang-rt-14-dev clang-format-14
