@@ -19,7 +19,20 @@ constexpr OptionSpec kOptions[] = {
     {"svg", "FILE", "write the diagram as an SVG picture"},
     {"text", "", "print the diagram on stdout also when writing --html or --svg"},
     {"limit", "N", "draw at most N events (default 2000)", {}, false, ValueKind::count},
+    {"brief", "", "of the verbs calls keep only those that make MRs and QPs and move QPs"},
 };
+
+// What a learner follows in a picture: the MRs and QPs made and each QP's moves; device
+// queries and list handling are left out.
+void keep_brief(tl::Timeline& t) {
+    std::erase_if(t.events, [](const tl::Event& e) {
+        if (e.kind != tl::EventKind::Verb) return false;
+        for (const char* kept : {"ibv_reg_mr", "ibv_create_qp", "ibv_modify_qp"})
+            if (e.label.rfind(kept, 0) == 0) return false;
+        return true;
+    });
+    if (!t.events.empty()) t.start_ns = t.events.front().ns;
+}
 
 bool write_file(const std::string& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -43,6 +56,7 @@ int draw_timeline(const ParsedArgs& args) {
     }
     size_t limit = args.has("limit") ? std::stoul(*args.get("limit")) : 2000;
     tl::Timeline t = tl::build_timeline(in.traces, in.captures);
+    if (args.has("brief")) keep_brief(t);
     bool ok = true;
     if (auto html = args.get("html"))
         ok = write_file(*html, tl::render_html(t, "rdmaemu timeline", limit)) && ok;
@@ -59,7 +73,7 @@ int draw_timeline(const ParsedArgs& args) {
 
 const CommandDef kTimelineCommand = {
     "timeline",
-    "[--html FILE] [--svg FILE] [--text] [--limit N] TRACE|CAPTURE|DIR...",
+    "[--html FILE] [--svg FILE] [--text] [--limit N] [--brief] TRACE|CAPTURE|DIR...",
     "draw a run as a sequence diagram across hosts: verbs calls, work requests, packets (ACK, "
     "NAK, RNR NAK, drops), DMA into MRs, completions",
     kOptions,
