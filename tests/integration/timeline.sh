@@ -13,11 +13,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 emu_setup "$1"
 command -v xmllint >/dev/null || fail "xmllint is missing (tools/install-deps.sh installs libxml2-utils)"
 
-run_traced() { # DIR PORT ITERS
+# run_traced DIR PORT ITERS [lossy]. On a lossy wire only the server must succeed: once it has its
+# last message it exits, and when the ACK of the client's last SEND is lost nobody answers the
+# client's retries (IBV_WC_RETRY_EXC_ERR), as on any lossy fabric; the drawing is what is tested.
+run_traced() {
     export RDMAEMU_TRACE=$1/%p.trace
     emu_pair "pingpong$2" 1 2 60 -- ibv_rc_pingpong -g 0 -n "$3" -s 64 -p "$2"
     unset RDMAEMU_TRACE
-    ((PAIR_SERVER_RC == 0 && PAIR_CLIENT_RC == 0)) ||
+    local client_ok=$((PAIR_CLIENT_RC == 0))
+    [[ ${4:-} == lossy ]] && client_ok=1
+    ((PAIR_SERVER_RC == 0 && client_ok)) ||
         fail "rc_pingpong: server $PAIR_SERVER_RC, client $PAIR_CLIENT_RC"
 }
 
@@ -59,7 +64,7 @@ ok "SVG and HTML are well-formed, with the packets drawn"
 step "a lossy wire: drops drawn, the lost PSN sent again"
 LOSSY=$EMU_WORK/lossy
 emu_up 2 --pcap "$LOSSY" --drop 0.15 --seed 7
-run_traced "$LOSSY" 18721 30
+run_traced "$LOSSY" 18721 30 lossy
 "$RDMAEMU" down >/dev/null
 "$RDMAEMU" timeline "$LOSSY" >"$EMU_WORK/lossy.txt" || fail "rdmaemu timeline exited $?"
 L=$EMU_WORK/lossy.txt
