@@ -293,8 +293,10 @@ std::string Engine::counters_json() const {
     return "{" + field("tx_packets", c.tx_packets) + "," + field("tx_bytes", c.tx_bytes) + "," +
            field("tx_datagrams", c.tx_datagrams) + "," + field("rx_datagrams", c.rx_datagrams) +
            "," + field("rx_packets", c.rx_packets) + "," + field("rx_bytes", c.rx_bytes) + "," +
-           field("icrc_errors", c.icrc_errors) + "," + field("malformed", c.malformed) + "," +
-           field("unknown_qp", c.unknown_qp) + "," + field("fault_drops", c.fault_drops) + "," +
+           field("icrc_errors", c.icrc_errors) + "," +
+           field("icrc_ipv4_id_recovered", c.icrc_ipv4_id_recovered) + "," +
+           field("malformed", c.malformed) + "," + field("unknown_qp", c.unknown_qp) + "," +
+           field("fault_drops", c.fault_drops) + "," +
            field("fault_duplicates", c.fault_duplicates) + "," +
            field("fault_reorders", c.fault_reorders) + "," +
            field("fault_corruptions", c.fault_corruptions) + "," +
