@@ -223,7 +223,10 @@ void Engine::woke() {
 // daemon holds that address and port, so no other process can send from them. (A real RoCE v2
 // NIC sends from a varying source port, which receivers ignore; see docs/security.md.)
 bool Engine::from_peer(const Qp& qp, const sockaddr_in& from) const {
-    return from.sin_addr.s_addr == rc::dest_addr(qp) && ntohs(from.sin_port) == link_.port();
+    if (from.sin_addr.s_addr != rc::dest_addr(qp)) return false;
+    // A peer outside the set (Linux Soft-RoCE, another machine's RoCE NIC) sends from a port of
+    // its own per QP (rxe_net.c: 0xC000 | a hash of the QPNs), which RoCE receivers ignore.
+    return !link_.in_set(from.sin_addr.s_addr) || ntohs(from.sin_port) == link_.port();
 }
 
 void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid,

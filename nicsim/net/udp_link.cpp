@@ -326,7 +326,9 @@ void UdpLink::flush() {
 void UdpLink::queue(const sockaddr_in& dst, const uint8_t* data, size_t len) {
     uint8_t* slot = packet_buffer();
     if (slot != data) std::memcpy(slot, data, len);
-    burst_.commit(dst.sin_addr.s_addr, len);
+    // Only the set's hosts take a GSO datagram whole (UDP_GRO); any other peer gets each packet
+    // as its own datagram, with IP ID 0 as its ICRC says (tx_burst.h).
+    burst_.commit(dst.sin_addr.s_addr, len, !in_set(dst.sin_addr.s_addr));
     ++counters_.tx_packets;
     counters_.tx_bytes += len;
     if (pcap_.is_open()) capture(endpoint(local_.s_addr, port_), dst, data, len);

@@ -76,6 +76,8 @@ class UdpLink {
     void send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len, uint8_t tos = 0);
     const std::vector<uint32_t>& hosts() const { return hosts_; }
     uint16_t port() const { return port_; } // the UDP port every host of the set sends from
+    // Whether `addr` (network order) is a host of this set (sends from port(), IP ID 0).
+    bool in_set(uint32_t addr) const;
     const LinkCounters& counters() const { return counters_; }
     LinkCounters& counters() { return counters_; }
     // IPv4 packets whose ICRC is wrong for IP ID 0 (icrc_policy.h). Recover by default.
@@ -103,7 +105,7 @@ class UdpLink {
     // nothing: the ICRC is wrong.
     std::optional<uint16_t> verify_icrc(uint32_t src, uint32_t dst, uint16_t src_port,
                                         const uint8_t* data, size_t len) const;
-    bool in_set(uint32_t addr) const;
+
     void write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture = true,
                std::string_view comment = {}, uint8_t tos = 0);
     // Captures one packet; what one turn of the event loop captured reaches the file when the

@@ -21,7 +21,8 @@ export RDMAEMU_VM_TIMEOUT=${RDMAEMU_VM_TIMEOUT:-1200}
 rm -rf "$outdir"
 mkdir -p "$outdir"
 echo "run_checks.sh: VM checks of $build (results in $outdir/out)"
-"$rxe_vm" run --share "$build=$build" --share "$here=/rdmaemu-tests" --out "$outdir" \
+"$rxe_vm" run --share "$build=$build" --share "$here=/rdmaemu-tests" \
+    --share "$here/../integration=/rdmaemu-it" --out "$outdir" \
     "$here/checks.sh" "$build" "$@"
 rc=$?
 if [ ! -s "$outdir/out/results.txt" ]; then
