@@ -134,6 +134,24 @@ perftest_row() {
         { cat "$WORK/$1.client"; fail "$2: the client printed no results row"; }
 }
 
+step "rdmaemu up --address refuses what it cannot bind, and says why"
+# refused WHY-REGEX UP-OPTIONS...: `rdmaemu up` in namespace 0 fails and says WHY.
+refused() {
+    local why=$1
+    shift
+    if ns_do 0 timeout 60 "$RDMAEMU" up "$@" >"$WORK/refused" 2>&1; then
+        ns_do 0 "$RDMAEMU" down >/dev/null 2>&1
+        fail "rdmaemu up $* started hosts"
+    fi
+    grep -qE "$why" "$WORK/refused" || { cat "$WORK/refused"; fail "rdmaemu up $*: no '$why'"; }
+    ok "rdmaemu up $*: $(head -1 "$WORK/refused")"
+}
+refused "not an address of this machine or network namespace" --hosts 1 --address "${ADDR[1]}"
+refused "IPv6 hosts are not supported yet" --hosts 1 --address ::1
+refused "one per host" --hosts 2 --address "${ADDR[0]}"
+refused "is given twice" --hosts 2 --address "${ADDR[0]},${ADDR[0]}"
+refused "exclude each other" --hosts 1 --address "${ADDR[0]}" --subnet 3
+
 step "hosts on the namespaces' addresses"
 up 0
 up 1
