@@ -23,9 +23,9 @@ uint32_t addr(const char* dotted) {
 
 // RoCE v2 CNP from a ConnectX-4 Lx (scapy test/contrib/roce.uts), UDP payload only: IPv4
 // 10.0.17.1 -> 10.0.18.1 with IP ID 0x718c, DF, UDP 0 -> 4791; ICRC 82 fd 00 2a.
-const Bytes kCnpPayload = {0x81, 0x00, 0xff, 0xff, 0x40, 0x00, 0x01, 0x18, 0x00, 0x00, 0x00, 0x00,
-                           0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-                           0x00, 0x00, 0x00, 0x00, 0x82, 0xfd, 0x00, 0x2a};
+const Bytes kCnpPayload = {0x81, 0x00, 0xff, 0xff, 0x40, 0x00, 0x01, 0x18, 0x00, 0x00, 0x00,
+                           0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                           0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x82, 0xfd, 0x00, 0x2a};
 
 // An RC SEND ONLY of `payload_len` random bytes, ICRC for flow `f` (with its IP ID).
 Bytes rxe_like_packet(std::mt19937_64& rng, const Ipv4Flow& f, size_t payload_len) {
@@ -50,8 +50,7 @@ Ipv4Flow rxe_flow(uint16_t id) {
 
 } // namespace
 
-TEST_CASE("icrc ipv4 id: a ConnectX-4 Lx capture's ID comes back from its ICRC",
-          "[wire][icrc]") {
+TEST_CASE("icrc ipv4 id: a ConnectX-4 Lx capture's ID comes back from its ICRC", "[wire][icrc]") {
     Ipv4Flow f{addr("10.0.17.1"), addr("10.0.18.1"), 0, kRoceV2Port, 0, 0x4000};
     CHECK(!icrc_ok(f, kCnpPayload.data(), kCnpPayload.size())); // ID 0 is wrong for it
     CHECK(recover_ipv4_id(f, kCnpPayload.data(), kCnpPayload.size()) == 0x718c);

@@ -119,7 +119,7 @@ TEST_CASE("link: a foreign IPv4 peer's non-zero IP ID is found from the ICRC, co
     CHECK(rig.link->counters().icrc_ipv4_id_recovered == 1);
     auto f = rig.capture();
     REQUIRE(f.packets.size() == 1);
-    CHECK(ip_id_of(f.packets[0]) == 0xd21c); // the header as it came, not ID 0
+    CHECK(ip_id_of(f.packets[0]) == 0xd21c);        // the header as it came, not ID 0
     CHECK(f.packets[0].frame[kEthernet + 8] == 64); // TTL from the socket (loopback: 64)
     CHECK(f.packets[0].comment == "rdmaemu: IPv4 ID 0xd21c recovered from the ICRC (--icrc-ipv4 "
                                   "recover-id, counted in icrc_ipv4_id_recovered)");
