@@ -1,12 +1,12 @@
 """Reads bench/run.sh's work directory into plain numbers, one function per part of the run
-(table, sweep, qps, samehost, syscalls, qpmem). Missing or garbled outputs become None, never
+(table, sweep, qps, samehost, syscalls, qpmem, stacks). Missing or garbled outputs become None, never
 an exception. File names are the ones run.sh's parts write (see their headers)."""
 
 from pathlib import Path
 
-from parse import (parse_idle_qps, parse_iperf3, parse_memcpy, parse_perftest, parse_sockperf,
-                   parse_syscalls, perftest_bw, perftest_col, perftest_header, perftest_samples,
-                   read, sockperf_samples, to_float)
+from parse import (parse_idle_qps, parse_iperf3, parse_memcpy, parse_netpipe, parse_perftest,
+                   parse_sockperf, parse_syscalls, parse_ucx_final, perftest_bw, perftest_col,
+                   perftest_header, perftest_samples, read, sockperf_samples, to_float)
 
 
 def load_meta(work):
@@ -164,6 +164,14 @@ def size_label(n):
     return f"{n} B"
 
 
+def stacks(work):
+    """{"tag_lat": ucx Final, "tag_bw": ucx Final, "netpipe": NetPIPE figures}; None inside
+    for what did not run."""
+    return {"tag_lat": parse_ucx_final(read(work / "ucx.tag_lat.cli")),
+            "tag_bw": parse_ucx_final(read(work / "ucx.tag_bw.cli")),
+            "netpipe": parse_netpipe(read(work / "netpipe.out"))}
+
+
 def collect(work):
     work = Path(work)
     meta = load_meta(work)
@@ -177,4 +185,5 @@ def collect(work):
         "samehost": same_host(work) if "samehost" in parts else None,
         "syscalls": syscalls(work, meta) if "syscalls" in parts else None,
         "qpmem": qp_memory(work) if "qpmem" in parts else None,
+        "stacks": stacks(work) if "stacks" in parts else None,
     }

@@ -14,10 +14,24 @@ free_port() {
 print(s.getsockname()[1])'
 }
 
+# listening_near PORT PID: something listens on TCP PORT here, or in the network namespace of PID
+# or of a child of it (`timeout rdmaemu run ...`: programs under rdmaemu run are in their set's
+# namespace, where ss(8) run here does not look).
+listening_near() {
+    [[ -n $(ss -Htln "sport = :$1" 2>/dev/null) ]] && return 0
+    local hex p
+    hex=$(printf ':%04X' "$1")
+    for p in "$2" $(pgrep -P "$2" 2>/dev/null); do
+        awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { found = 1 }
+            END { exit !found }' "/proc/$p/net/tcp" "/proc/$p/net/tcp6" 2>/dev/null && return 0
+    done
+    return 1
+}
+
 # wait_listen PORT PID: until something listens on TCP PORT (10 s at most, or PID exits).
 wait_listen() {
     for _ in $(seq 100); do
-        [[ -n $(ss -Htln "sport = :$1" 2>/dev/null) ]] && return 0
+        listening_near "$1" "$2" && return 0
         kill -0 "$2" 2>/dev/null || return 1
         sleep 0.1
     done

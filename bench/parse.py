@@ -206,3 +206,28 @@ def parse_idle_qps(text):
     for m in re.finditer(r"^idle_qps (\w+) (\d+) (\d+) (\d+)\s*$", text or "", re.M):
         out[m.group(1)] = (int(m.group(2)), int(m.group(3)), int(m.group(4)))
     return out
+
+
+def parse_ucx_final(text):
+    """ucx_perftest's Final line as {"typical_us", "avg_us", "bw_mb"} (MB/s as UCX prints it,
+    2^20 bytes), or None."""
+    for line in (text or "").splitlines():
+        words = line.split()
+        if len(words) >= 9 and words[0] == "Final:":
+            return {"typical_us": to_float(words[2]), "avg_us": to_float(words[3]),
+                    "bw_mb": to_float(words[5])}
+    return None
+
+
+def parse_netpipe(text):
+    """NetPIPE's -o file (bytes, Mbps, seconds one way per line) as {"lat_us": the smallest
+    message's time, "peak_mib": the highest rate in MiB/s}, or None."""
+    rows = []
+    for line in (text or "").splitlines():
+        words = line.split()
+        if len(words) >= 3 and all(to_float(w) is not None for w in words[:3]):
+            rows.append(tuple(to_float(w) for w in words[:3]))
+    if not rows:
+        return None
+    smallest = min(rows)
+    return {"lat_us": smallest[2] * 1e6, "peak_mib": max(r[1] for r in rows) * 1e6 / 8 / 2**20}

@@ -152,6 +152,38 @@ def qp_memory_table(r):
     return ("host 1 daemon", "QPs", "RSS KiB", "PSS KiB"), rows, (0,)
 
 
+def stacks_table(r):
+    """UCX and MPI next to perftest and TCP of the same run (when the table ran)."""
+    st, t = r["stacks"], r["table"] or {}
+    lat = {op_size: v[0] for op_size, v in t.get("lat", {}).items()}
+    small = min((size for (op, size) in lat if op == "send"), default=None)
+    send_lat = lat.get(("send", small)) if small is not None else None
+    sock = (t.get("sockperf", {}).get(small) or {}).get("p50.0") if small is not None else None
+    send_bw = t.get("bw", {}).get(("send", 65536))
+    tcp_bw = t.get("iperf3", {}).get(65536)
+    tl, tb, np = st["tag_lat"] or {}, st["tag_bw"] or {}, st["netpipe"] or {}
+    mib = (tb.get("bw_mb"))  # UCX's MB/s are 2^20 bytes
+    small_label = size_label(small) if small is not None else "?"
+    rows = [
+        ("ucx_perftest tag_lat 8 B typical (1-way)", "usec", fmt(tl.get("typical_us")),
+         f"ib_send_lat {small_label} median", fmt(send_lat), ratio(tl.get("typical_us"), send_lat),
+         fmt(sock), ratio(tl.get("typical_us"), sock)),
+        ("ucx_perftest tag_bw 64 KiB", "MiB/s", fmt(mib), "ib_send_bw 64 KiB", fmt(send_bw),
+         ratio(mib, send_bw), fmt(tcp_bw), ratio(mib, tcp_bw)),
+        ("NPopenmpi 1 B (1-way)", "usec", fmt(np.get("lat_us")),
+         f"ib_send_lat {small_label} median", fmt(send_lat), ratio(np.get("lat_us"), send_lat),
+         fmt(sock), ratio(np.get("lat_us"), sock)),
+        ("NPopenmpi peak (to 1 MiB)", "MiB/s", fmt(np.get("peak_mib")), "ib_send_bw 64 KiB",
+         fmt(send_bw), ratio(np.get("peak_mib"), send_bw), fmt(tcp_bw),
+         ratio(np.get("peak_mib"), tcp_bw)),
+    ]
+    if not r["table"]:  # the baselines' columns say why they are empty
+        rows = [row[:4] + ("not run", "-", "not run", "-") for row in rows]
+    head = ("metric", "unit", "stack", "perftest", "perftest figure", "stack/perftest", "TCP",
+            "stack/TCP")
+    return head, rows, (0, 1, 3)
+
+
 def targets_table(r):
     head = ("measure", "at filing", "must reach", "aim", "measured", "verdict", "note")
     return head, targets.rows(r), (0, 1, 2, 3, 5, 6)
@@ -171,6 +203,9 @@ def sections(r):
                     f"(counted by {r['meta'].get('syscall_counter', '?')})", syscalls_table))
     if r["qpmem"]:
         out.append((f"NIC daemon memory for {r['qpmem']['qps']} idle RC QPs", qp_memory_table))
+    if r["stacks"]:
+        out.append(("UCX and Open MPI over UCX (TCP: sockperf median and iperf3 -l 64 KiB)",
+                    stacks_table))
     if r["sweep"]:
         out.append(("Bandwidth against message size", sweep_bw_table))
         out.append(("One-way latency against message size (usec)", sweep_lat_table))

@@ -10,6 +10,7 @@
 #                                                                                same_host.sh
 #   syscalls  the application's syscalls per message, perftest against TCP     syscalls.sh
 #   qpmem     the NIC daemon's memory per idle RC QP (bench/idle_qps.c)         qp_memory.sh
+#   stacks    UCX tag_lat/tag_bw and NetPIPE over Open MPI between the hosts    stacks.sh
 # Prints the issue's targets and the tables (bench/report.py) and draws the plots
 # (bench/plot.py, matplotlib). See bench/README.md.
 #
@@ -26,7 +27,7 @@ mtu=""
 poll_us=""
 only=""
 plots=""
-all_parts=(qpmem table samehost syscalls qps sweep)
+all_parts=(qpmem table samehost syscalls qps sweep stacks)
 
 usage() {
     cat <<EOF
@@ -141,7 +142,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-for f in table sweep qps same_host syscalls qp_memory; do source "$bench/$f.sh"; done
+for f in table sweep qps same_host syscalls qp_memory stacks; do source "$bench/$f.sh"; done
 pick_syscall_counter
 
 # --- what the machine is --------------------------------------------------------------------
@@ -207,6 +208,7 @@ for part in "${all_parts[@]}"; do
     samehost) measure_same_host ;;
     syscalls) measure_syscalls ;;
     qpmem) measure_qp_memory ;;
+    stacks) measure_stacks ;;
     esac
     echo "seconds.$part=$((SECONDS - part_s))" >>"$work/meta.txt"
 done

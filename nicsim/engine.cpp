@@ -143,6 +143,12 @@ void Engine::qp_destroying(Qp& qp) {
     qp.scheduled = false;
 }
 
+void Engine::send_posted(Qp& qp) {
+    // Bounded as one drain is: an RC QP stops at its window, and its peer's ACKs find no QP.
+    for (int turns = 0; turns < kTurnsPerDrain && rc::run(*this, qp, kBudgetPerTurn); ++turns) {
+    }
+}
+
 void Engine::wq_error(Wq& wq) {
     raw::flush_wq(*this, wq);
 }

@@ -30,6 +30,7 @@ class Engine final : public DataPath, public TransportEnv {
     // DataPath
     void qp_modified(Qp& qp, ibv_qp_state from) override;
     void qp_destroying(Qp& qp) override;
+    void send_posted(Qp& qp) override;
     void wq_error(Wq& wq) override;
     void complete(Cq& cq, const ibv_wc& wc) override;
     void doorbell(SessionObjects& objects) override;

@@ -31,6 +31,10 @@ class DataPath {
     virtual ~DataPath() = default;
     virtual void qp_modified(Qp& qp, ibv_qp_state from) = 0;
     virtual void qp_destroying(Qp& qp) = 0;
+    // The app destroys a QP: what it posted before goes out first. Hardware has sent it long
+    // before the destroy command reaches the device; libfabric's rxd posts its last ACK and
+    // closes its endpoint at once.
+    virtual void send_posted(Qp& qp) { (void)qp; }
     // A receive work queue went to ERR: its posted receives complete with WR_FLUSH_ERR.
     virtual void wq_error(Wq& wq) { (void)wq; }
     // A completion the control path produces (tag operations on a tag-matching SRQ).

@@ -122,7 +122,11 @@ void Session::handle_request(const char* msg, size_t len, pid_t sender) {
                        " on a session that is no CM session");
         return cm::dispatch(*this, *nic_.cm(), *cm_, h, body);
     }
-    if (!context_)
+    // The device's attributes are no secret of a context's: a probe may ask for them too, as
+    // `rdmaemu run` does to write the host's sysfs entries (tools/rdmaemu/host_view.h).
+    const bool device_query = op == ipc::Op::QueryDevice || op == ipc::Op::QueryPort ||
+                              op == ipc::Op::QueryGid || op == ipc::Op::QueryPkey;
+    if (!context_ && !device_query)
         return end(std::string("protocol error: ") + ipc::op_name(op) +
                    " on a session that opened no device context");
     if (op == ipc::Op::ReopenContext) return reopen_context(h, sender);

@@ -7,6 +7,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <unistd.h>
 
@@ -42,6 +43,28 @@ std::string drop_counters_json(const DropCounters& d) {
 
 namespace {
 
+// The peer a connected QP sends to: its GID as an IPv4 address when IPv4-mapped (RoCE v2 on
+// 127.0.S.i), else the GID; "" before RTR.
+std::string peer_text(const ibv_qp_attr& a) {
+    if (!a.dest_qp_num) return "";
+    const uint8_t* g = a.ah_attr.grh.dgid.raw;
+    static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (std::equal(g, g + 12, kMapped))
+        return fmt::format("{}.{}.{}.{}", g[12], g[13], g[14], g[15]);
+    std::string out;
+    for (int i = 0; i < 16; i += 2)
+        out += fmt::format("{}{:02x}{:02x}", i ? ":" : "", g[i], g[i + 1]);
+    return out;
+}
+
+// The PSNs where each side stands and the peer: what a learner watches move in `rdmaemu ui`.
+std::string psn_json(const Qp& qp) {
+    return fmt::format(",\"sq_psn\":\"{:#x}\",\"una_psn\":\"{:#x}\",\"rq_psn\":\"{:#x}\","
+                       "\"dest_qpn\":\"{:#x}\",\"peer\":\"{}\"",
+                       qp.req.next_psn, qp.req.una_psn, qp.resp.epsn, qp.attr.dest_qp_num,
+                       peer_text(qp.attr));
+}
+
 std::string qp_json(const Qp& handle) {
     const Qp& qp = handle.shared ? *handle.shared : handle; // an ibv_open_qp handle: the QP
     const QpCounters& c = qp.counters;
@@ -59,7 +82,7 @@ std::string qp_json(const Qp& handle) {
            field("rnr_naks_sent", c.rnr_naks_sent) +
            field("rnr_naks_received", c.rnr_naks_received) +
            field("xrc_srq_errors", c.xrc_srq_errors) + field("tm_malformed", c.tm_malformed) +
-           drop_counters_json(c.drops) + "}";
+           drop_counters_json(c.drops) + psn_json(qp) + "}";
 }
 
 // How the NIC reaches an MR's bytes: "mapped" (shared_bytes of them with memory copies, the rest
@@ -68,7 +91,14 @@ std::string mr_json(const Mr& mr) {
     return "{\"handle\":" + std::to_string(mr.handle) + ",\"addr\":" + std::to_string(mr.addr) +
            ",\"length\":" + std::to_string(mr.length) + ",\"engine\":\"" +
            (mr.dm ? "device_memory" : mr.memory->engine()) +
-           "\",\"shared_bytes\":" + std::to_string(mr.memory->shared_bytes()) + "}";
+           "\",\"shared_bytes\":" + std::to_string(mr.memory->shared_bytes()) +
+           fmt::format(",\"lkey\":\"{:#x}\",\"rkey\":\"{:#x}\",\"access\":\"{}\"}}", mr.lkey,
+                       mr.rkey, emu::names::access_flags(mr.access));
+}
+
+std::string cq_json(const Cq& cq) {
+    return fmt::format("{{\"handle\":{},\"cqe\":{},\"overrun\":{}}}", cq.handle, cq.cqe,
+                       cq.overrun ? "true" : "false");
 }
 
 } // namespace
@@ -109,6 +139,13 @@ std::string host_status_json(const Nic& nic, const std::vector<const Session*>& 
             if (!first_mr) j += ",";
             first_mr = false;
             j += mr_json(mr);
+        });
+        j += "],\"cqs\":[";
+        bool first_cq = true;
+        s->objects().cqs.for_each([&](const Cq& cq) {
+            if (!first_cq) j += ",";
+            first_cq = false;
+            j += cq_json(cq);
         });
         j += "]}";
     }

@@ -19,12 +19,21 @@ bool has_rq(const Qp& qp) {
     return !qp.srq && qp.type != IBV_QPT_XRC_SEND && qp.type != IBV_QPT_XRC_RECV;
 }
 
-int check_caps(const ibv_qp_cap& cap, bool has_srq) {
+// Why the caps ask for more than the device has (its ibv_query_device limits), or "".
+// Programs probe with these: libfabric's verbs provider raises max_inline_data until EINVAL.
+std::string caps_beyond_device(const ibv_qp_cap& cap, bool has_srq) {
     using namespace limits;
-    if (cap.max_send_wr > kMaxQpWr || cap.max_send_sge > kMaxSge) return EINVAL;
-    if (cap.max_inline_data > kMaxInlineData) return EINVAL;
-    if (!has_srq && (cap.max_recv_wr > kMaxQpWr || cap.max_recv_sge > kMaxSge)) return EINVAL;
-    return 0;
+    auto over = [](const char* what, uint32_t asked, uint32_t max) {
+        return fmt::format("cap.{} {} exceeds the device's {}", what, asked, max);
+    };
+    if (cap.max_send_wr > kMaxQpWr) return over("max_send_wr", cap.max_send_wr, kMaxQpWr);
+    if (cap.max_send_sge > kMaxSge) return over("max_send_sge", cap.max_send_sge, kMaxSge);
+    if (cap.max_inline_data > kMaxInlineData)
+        return over("max_inline_data", cap.max_inline_data, kMaxInlineData);
+    if (has_srq) return "";
+    if (cap.max_recv_wr > kMaxQpWr) return over("max_recv_wr", cap.max_recv_wr, kMaxQpWr);
+    if (cap.max_recv_sge > kMaxSge) return over("max_recv_sge", cap.max_recv_sge, kMaxSge);
+    return "";
 }
 
 // One memfd with the SQ ring and, without an SRQ, the RQ ring after it. The rings are sized
@@ -119,25 +128,37 @@ int create_xrc_recv(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpRepl
 int create_qp(VerbContext& c, const ipc::CreateQpReq& q, ipc::CreateQpReply& r) {
     if (!supported_type(q.qp_type)) return EINVAL;
     // The kernel's create_qp: raw packet QPs only for a process with CAP_NET_RAW.
-    if (q.qp_type == IBV_QPT_RAW_PACKET && !c.net_raw) return EPERM;
+    if (q.qp_type == IBV_QPT_RAW_PACKET && !c.net_raw)
+        return c.refuse(EPERM, "raw packet QPs need CAP_NET_RAW (the process had none when it "
+                               "opened the device)");
     if (q.qp_type == IBV_QPT_XRC_RECV) return create_xrc_recv(c, q, r);
     const bool xrc_send = q.qp_type == IBV_QPT_XRC_SEND;
     Pd* pd = c.objects.pds.get(q.pd);
     Cq* send_cq = c.objects.cqs.get(q.send_cq);
     // An XRC_SEND QP has no receive side: its recv_cq and SRQ are ignored (as the kernel's).
     Cq* recv_cq = xrc_send ? nullptr : c.objects.cqs.get(q.recv_cq);
-    if (!pd || !send_cq || (!recv_cq && !xrc_send)) return EINVAL;
+    if (!pd) return c.refuse(EINVAL, fmt::format("pd handle {} names no PD of this context", q.pd));
+    if (!send_cq || (!recv_cq && !xrc_send))
+        return c.refuse(EINVAL, fmt::format("{} handle {} names no CQ of this context",
+                                            send_cq ? "recv_cq" : "send_cq",
+                                            send_cq ? q.recv_cq : q.send_cq));
     Srq* srq = nullptr;
     if (q.srq && !xrc_send) {
         srq = c.objects.srqs.get(q.srq);
-        if (!srq) return EINVAL;
+        if (!srq)
+            return c.refuse(EINVAL,
+                            fmt::format("srq handle {} names no SRQ of this context", q.srq));
         // Tag matching is for RC (tm_caps.flags: IBV_TM_CAP_RC); XRC SRQs are for XRC targets.
         bool tm_ok = srq->type == IBV_SRQT_TM && q.qp_type == IBV_QPT_RC;
-        if (srq->type != IBV_SRQT_BASIC && !tm_ok) return EINVAL;
+        if (srq->type != IBV_SRQT_BASIC && !tm_ok)
+            return c.refuse(EINVAL, srq->type == IBV_SRQT_TM
+                                        ? "a tag-matching SRQ serves RC QPs only"
+                                        : "an XRC SRQ serves XRC_RECV QPs, not this QP's receives");
     }
     ibv_qp_cap cap = q.cap;
     if (xrc_send) cap.max_recv_wr = cap.max_recv_sge = 0;
-    if (int err = check_caps(cap, srq != nullptr || xrc_send)) return err;
+    if (auto why = caps_beyond_device(cap, srq != nullptr || xrc_send); !why.empty())
+        return c.refuse(EINVAL, why);
     if (c.nic.totals().qp >= limits::kMaxQp) return ENOMEM;
     if (int err = over_share(c, emu::Share::Qp)) return err;
 
@@ -297,6 +318,7 @@ int destroy_qp(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Qp* qp = c.objects.qps.get(q.handle);
     if (!qp) return no_object(c, "QP", q.handle);
     if (qp->flows) return EBUSY; // as the kernel: flows hold a reference on their QP
+    if (DataPath* dp = c.nic.data_path()) dp->send_posted(*qp);
     c.log.debug("{} qp#{} destroyed (qpn {:#x})", c.prefix, qp->handle, qp->qpn);
     free_qp(c.nic, c.objects, *qp);
     return 0;

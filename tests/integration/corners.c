@@ -25,7 +25,8 @@
 //             READ and WRITE through a zero-based MR (ibv_reg_mr_iova, iova 0) of 1 page to
 //             2 MiB; IBV_ACCESS_ZERO_BASED in ibv_reg_mr changes nothing (mlx5)
 //   ud        READ, WRITE and atomics on UD are posted and complete with LOC_QP_OP_ERR; the
-//             AH's traffic class reaches the receiver's GRH (tos & 0xfc)
+//             AH's traffic class reaches the receiver's GRH (tos & 0xfc); a SEND posted right
+//             before ibv_destroy_qp arrives
 //   pd        ibv_dealloc_pd of a PD in use: EBUSY, errno EBUSY (MR, MW, QP, SRQ, AH); an SRQ
 //             of another PD than its QP: receives checked against the SRQ's PD, remote
 //             accesses against the QP's
@@ -758,6 +759,19 @@ static void case_ud(struct ibv_pd* pd) {
           "(& 0xfc expected 0xfc)",
           st(s), st(r), ip.tos);
     ibv_destroy_qp(src);
+    // A SEND posted just before its QP is destroyed still goes out: hardware sends it long
+    // before the destroy reaches the device (libfabric's rxd closes right after its last ACK).
+    src = ud_qp(pd, scq);
+    post_recv(dst, 4, &rsge, 1);
+    send.wr_id = 5;
+    send.send_flags = 0;
+    int prc = post(src, &send);
+    ibv_destroy_qp(src);
+    r = prc ? -1 : next_status(rcq, NULL);
+    check(prc == 0 && r == IBV_WC_SUCCESS,
+          "ud: a SEND posted right before ibv_destroy_qp -> post %s, the receive %s (expected "
+          "SUCCESS)",
+          prc ? strerror(prc) : "0", st(r));
     ibv_destroy_qp(dst);
     ibv_destroy_ah(ah);
     ibv_destroy_cq(scq);

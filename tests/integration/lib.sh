@@ -44,10 +44,13 @@ emu_bg_register() { EMU_BG_PIDS+=("$@"); }
 HUGE=/proc/sys/vm/nr_hugepages
 huge_before=
 huge_set=
+# Always succeeds: it runs in the EXIT trap under set -e, where a false test here would end the
+# trap before emu_cleanup stops the hosts (whose daemons then hold the build lock's descriptor).
 restore_huge_pages() {
     if [[ -n $huge_set && $(cat "$HUGE" 2>/dev/null) == "$huge_set" ]]; then
         echo "$huge_before" >"$HUGE" 2>/dev/null || echo "note: could not restore $HUGE" >&2
     fi
+    return 0
 }
 emu_reserve_huge_pages() {
     local want=$1 what=$2
@@ -201,12 +204,26 @@ free_tcp_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# True when something listens on TCP port $2 in the network namespace of pid $1: programs under
+# `rdmaemu run` are in their set's namespace, where this shell's ss(8) does not look.
+tcp_listening_in() {
+    local hex
+    hex=$(printf ':%04X' "$2")
+    awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { found = 1 }
+        END { exit !found }' "/proc/$1/net/tcp" "/proc/$1/net/tcp6" 2>/dev/null
+}
+
 # Waits up to $2 seconds for a TCP listener on port $1; fails early if pid $3 (optional) dies.
+# With a pid, looks in that process's network namespace.
 wait_tcp_listen() {
     local port=$1 secs=${2:-20} pid=${3:-}
     local i
     for ((i = 0; i < secs * 10; i++)); do
-        [[ -n $(ss -Hltn "sport = :$port" 2>/dev/null) ]] && return 0
+        if [[ -n $pid ]]; then
+            tcp_listening_in "$pid" "$port" && return 0
+        elif [[ -n $(ss -Hltn "sport = :$port" 2>/dev/null) ]]; then
+            return 0
+        fi
         if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then return 1; fi
         sleep 0.1
     done

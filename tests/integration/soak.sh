@@ -150,7 +150,11 @@ kill_daemon() {
     local cmd
     mapfile -t cmd <<<"${daemon_cmd[$h]}"
     local log=$RDMAEMU_RUNTIME_DIR/host$h/nicsimd.log
-    setsid "${cmd[@]}" >>"$log" 2>&1 </dev/null &
+    # Started as rdmaemu up starts it: stdio only, none of this shell's other descriptors (the
+    # pipes, the build lock ctest may run under), so its descriptor count compares with the
+    # first daemon's.
+    setsid python3 -c 'import os, sys; os.closerange(3, 1 << 20); os.execv(sys.argv[1], sys.argv[1:])' \
+        "${cmd[@]}" >>"$log" 2>&1 </dev/null &
     daemon_pid[$h]=$!
     EMU_DAEMON_PIDS+=("${daemon_pid[$h]}")
     record_pid "$h" "${daemon_pid[$h]}"
@@ -190,7 +194,9 @@ step "the workload for ${DURATION}s (seed $SEED): $CONCURRENT pairs at a time, k
 end=$((SECONDS + DURATION)) next_event=$((SECONDS + 3))
 while ((SECONDS < end)); do
     reap
-    while ((${#running[@]} < CONCURRENT)); do start_worker; done
+    # Kills come before new pairs, so that a pair's client has had the loop's 0.2 s to start on
+    # its host before a daemon dies: a client that finds its host down exits at once, and its
+    # server would wait for it until its bound, a hang that no kill under the pair explains.
     if ((SECONDS >= next_event)); then
         case $((RANDOM % 4)) in
         0 | 1) kill_worker_process ;;
@@ -199,6 +205,7 @@ while ((SECONDS < end)); do
         esac
         next_event=$((SECONDS + 2 + RANDOM % 4))
     fi
+    while ((${#running[@]} < CONCURRENT)); do start_worker; done
     sleep 0.2
 done
 step "no new pairs: waiting for the running ones"

@@ -80,6 +80,20 @@ result() { # name PASS|FAIL summary...
     [[ $verdict == PASS ]] || failed=1
 }
 
+# listening PORT PID: something listens on TCP PORT here, or in the network namespace of PID or
+# of a child of it (`timeout rdmaemu run ...`: programs under rdmaemu run are in their set's
+# namespace, where ss(8) run here does not look).
+listening() {
+    ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
+    local hex p
+    hex=$(printf ':%04X' "$1")
+    for p in "$2" $(pgrep -P "$2" 2>/dev/null); do
+        awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { found = 1 }
+            END { exit !found }' "/proc/$p/net/tcp" "/proc/$p/net/tcp6" 2>/dev/null && return 0
+    done
+    return 1
+}
+
 # pair LABEL TIMEOUT WRAPPER -- PROGRAM ARGS...: server (PROGRAM ARGS) and client
 # (PROGRAM ARGS 127.0.0.1) through WRAPPER (hw, mixed, emu or plain), both in the background;
 # sets PAIR_SRV_RC PAIR_CLI_RC PAIR_SECS; outputs in $work/LABEL.{server,client}.
@@ -95,7 +109,7 @@ pair() {
         [[ ${@:i+1:1} == -p ]] && port=${@:i+2:1}
     done
     for ((i = 0; i < 200; i++)); do
-        [ -n "$port" ] && ss -ltn 2>/dev/null | grep -q ":$port " && break
+        [ -n "$port" ] && listening "$port" "$sp" && break
         kill -0 $sp 2>/dev/null || break
         sleep 0.1
     done

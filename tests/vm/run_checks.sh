@@ -16,6 +16,9 @@ shift 2
 for f in lib/libibverbs.so.1 bin/rdmaemu bin/nicsimd; do
     [ -e "$build/$f" ] || { echo "run_checks.sh: $build/$f missing: build the project first"; exit 1; }
 done
+# The VM's tooling (qemu, debootstrap, a kernel) is installed here, for the VM tests only, not by
+# every `make test` (tools/install-deps.sh vm; a machine without network says so below).
+"$here/../../tools/install-deps.sh" vm || echo "run_checks.sh: could not install the VM tooling (tools/install-deps.sh vm)"
 # Below vm_run's ctest TIMEOUT (1500 s), so that rxe-vm says why when the VM hangs.
 export RDMAEMU_VM_TIMEOUT=${RDMAEMU_VM_TIMEOUT:-1200}
 rm -rf "$outdir"
@@ -28,7 +31,7 @@ rc=$?
 if [ ! -s "$outdir/out/results.txt" ]; then
     echo "run_checks.sh: FAILED: the VM did not run the checks (rxe-vm exit $rc; see above)."
     echo "  The VM tests need qemu-system-x86, debootstrap, linux-image-amd64 and e2fsprogs"
-    echo "  (tools/install-deps.sh), root for the first image build, and network for debootstrap."
+    echo "  (tools/install-deps.sh vm), root for the first image build, and network for debootstrap."
     exit 1
 fi
 # interop_tshark, on the host (the guest has no tshark): our capture of the exchange with rxe1

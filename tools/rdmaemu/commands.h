@@ -23,6 +23,8 @@ extern const CommandDef kDownCommand;
 extern const CommandDef kRunCommand;
 extern const CommandDef kStatusCommand;
 extern const CommandDef kTraceCompareCommand;
+extern const CommandDef kTimelineCommand;
+extern const CommandDef kUiCommand;
 
 // Exit statuses besides the program's own (run) and 0.
 inline constexpr int kExitFailure = 1;

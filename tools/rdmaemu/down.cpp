@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "hostset.h"
 #include "locations.h"
+#include "set_network.h"
 
 #include <cstdio>
 
@@ -25,6 +26,7 @@ int down(const ParsedArgs&) {
         return kExitFailure; // the record stays, so that a later `down` tries again
     }
     remove_host_files(runtime, hosts);
+    stop_set_network(runtime);
     if (live == 0)
         std::printf("no hosts up in %s\n", runtime.c_str());
     else
@@ -36,6 +38,11 @@ int down(const ParsedArgs&) {
 } // namespace
 
 const CommandDef kDownCommand = {
-    "down", "", "stop the hosts, remove their sockets, pid files and record", {}, false, down};
+    "down",
+    "",
+    "stop the hosts and their network namespace, remove their sockets, pid files and record",
+    {},
+    false,
+    down};
 
 } // namespace rdmaemu

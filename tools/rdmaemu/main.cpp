@@ -10,8 +10,9 @@
 namespace rdmaemu {
 namespace {
 
-const CommandDef* const kCommands[] = {&kUpCommand, &kDownCommand, &kRunCommand, &kStatusCommand,
-                                       &kTraceCompareCommand};
+const CommandDef* const kCommands[] = {&kUpCommand,     &kDownCommand,         &kRunCommand,
+                                       &kStatusCommand, &kTraceCompareCommand, &kTimelineCommand,
+                                       &kUiCommand};
 
 constexpr OptionSpec kHelp = {"help", "", "show this help"};
 

@@ -1,8 +1,10 @@
 // rdmaemu run: starts a program on one emulated host, with the emulator's libibverbs and
 // librdmacm in place of the system's.
 #include "commands.h"
+#include "host_view.h"
 #include "hostset.h"
 #include "locations.h"
+#include "set_network.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -26,7 +28,40 @@ constexpr OptionSpec kOptions[] = {
     {"explain", "",
      "say on stderr why each error completion, refused verb or event happened "
      "(RDMAEMU_EXPLAIN=1)"},
+    {"no-namespaces", "",
+     "stay in the machine's network and mount namespaces: no net device, sysfs entries or "
+     "/dev/infiniband node for the host's device"},
 };
+
+// The set's network namespace and the host's view of /sys and /dev (set_network.h,
+// host_view.h). Where there are none, says so once and goes on without them; returns
+// kExitRunFailed only when the view broke half-way.
+int enter_host(const std::string& runtime, const HostEntry& host) {
+    DeviceSnapshot dev;
+    std::string why;
+    if (auto err = snapshot_device(host.socket, dev))
+        why = *err;
+    else if (auto err = join_set_network(runtime))
+        why = *err;
+    else
+        switch (enter_host_view(dev, netdev_name(host.index), why)) {
+        case ViewResult::Done:
+            return 0;
+        case ViewResult::Unchanged:
+            break;
+        case ViewResult::Broken:
+            std::fprintf(stderr,
+                         "rdmaemu run: cannot build host %d's view of /sys and /dev: %s (run "
+                         "with --no-namespaces to do without)\n",
+                         host.index, why.c_str());
+            return kExitRunFailed;
+        }
+    std::fprintf(stderr,
+                 "rdmaemu run: %s; running without host %d's net device and /dev/infiniband "
+                 "node\n",
+                 why.c_str(), host.index);
+    return 0;
+}
 
 // `value` in front of the list in `name` (colon-separated), or alone when it is unset.
 void prepend_env(const char* name, const std::string& value) {
@@ -65,6 +100,9 @@ int run(const ParsedArgs& args) {
         }
     }
 
+    if (!args.has("no-namespaces"))
+        if (int rc = enter_host(runtime, *h)) return rc;
+
     ::setenv("RDMAEMU_RUNTIME_DIR", runtime.c_str(), 1);
     ::setenv("RDMAEMU_HOST", std::to_string(*host).c_str(), 1);
     ::unsetenv("RDMAEMU_SOCKET"); // it would override RDMAEMU_HOST in the library
@@ -94,7 +132,7 @@ int run(const ParsedArgs& args) {
 
 const CommandDef kRunCommand = {
     "run",
-    "--host I [--preload] [--explain] -- PROGRAM [ARGS...]",
+    "--host I [--preload] [--explain] [--no-namespaces] -- PROGRAM [ARGS...]",
     "run PROGRAM on host I with the emulator's libibverbs and librdmacm",
     kOptions,
     true,

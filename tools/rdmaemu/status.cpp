@@ -5,6 +5,8 @@
 #include "hostset.h"
 #include "json.h"
 #include "locations.h"
+#include "set_network.h"
+#include "status_gather.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -23,72 +25,6 @@ constexpr OptionSpec kOptions[] = {
     {"json", "", "print one JSON document instead of a table"},
 };
 
-struct HostStatus {
-    const HostEntry* entry = nullptr;
-    bool up = false;
-    std::string error; // why it is down, or why its status could not be read
-    std::string raw;   // the daemon's JSON text
-    std::optional<Json> doc;
-};
-
-// Why host `h` gave no status: `err` from connecting (not `connected`) or from the requests.
-std::string why_no_answer(const HostEntry& h, bool connected, int err) {
-    if (!daemon_alive(h)) return "daemon gone";
-    // EIO: the connection closed or timed out. A daemon closes it at once for a uid it does not
-    // let in (nicsim/control/server.cpp), which is worth a hint.
-    if (connected && err == EIO)
-        return "daemon alive but gave no status (it closes connections from uids other than its "
-               "own, root and --allow-uid ones; yours is " +
-               std::to_string(::geteuid()) + "; see its log)";
-    return "daemon alive but not answering: " + std::string(std::strerror(err));
-}
-
-HostStatus query(const HostEntry& h) {
-    HostStatus s;
-    s.entry = &h;
-    emu::ipc::ControlClient client;
-    int err = client.connect(h.socket);
-    const bool connected = err == 0;
-    if (connected) {
-        // A daemon that accepts but never answers must not hang status.
-        timeval tv{2, 0};
-        ::setsockopt(client.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        ::setsockopt(client.fd(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-        emu::ipc::HelloReply hello{};
-        err = client.call<emu::ipc::Op::Hello>({}, hello); // a probe session: owns nothing
-        if (err == 0) err = client.call_text(emu::ipc::Op::Status, s.raw);
-    }
-    if (err != 0) {
-        s.error = why_no_answer(h, connected, err);
-        return s;
-    }
-    s.up = true;
-    s.doc = parse_json(s.raw);
-    if (!s.doc || s.doc->kind != Json::Kind::Object) {
-        s.doc.reset();
-        s.error = "unreadable status from the daemon";
-    }
-    return s;
-}
-
-// {"host":I, <the daemon's members>, "up":true}: the daemon's text is passed through as is, so
-// keys this tool does not know yet (counters) reach scripts unchanged.
-std::string host_json(const HostStatus& s) {
-    std::string out = "{\"host\":" + std::to_string(s.entry->index) + ",";
-    if (s.doc) {
-        std::string_view body = s.raw;
-        body = body.substr(body.find('{') + 1);
-        body = body.substr(0, body.rfind('}'));
-        if (!s.doc->members.empty()) out += std::string(body) + ",";
-    } else {
-        out += "\"address\":" + json_quote(s.entry->address) +
-               ",\"device\":" + json_quote(s.entry->device) +
-               ",\"daemon_pid\":" + std::to_string(s.entry->pid) + ",";
-    }
-    if (!s.error.empty()) out += "\"error\":" + json_quote(s.error) + ",";
-    return out + "\"up\":" + (s.up ? "true" : "false") + "}";
-}
-
 // The library's backend mode as programs started from this environment get it.
 void print_mode(emu::BackendMode mode, bool valid) {
     std::printf("mode %s (RDMAEMU_MODE%s)", emu::backend_mode_name(mode),
@@ -99,15 +35,6 @@ void print_mode(emu::BackendMode mode, bool valid) {
                     real && *real ? real : "the system libibverbs");
     }
     std::printf("\n");
-}
-
-void print_json(const std::string& runtime, emu::BackendMode mode,
-                const std::vector<HostStatus>& all) {
-    std::string out = "{\"runtime_dir\":" + json_quote(runtime) +
-                      ",\"mode\":" + json_quote(emu::backend_mode_name(mode)) + ",\"hosts\":[";
-    for (size_t i = 0; i < all.size(); ++i)
-        out += (i ? "," : "") + host_json(all[i]);
-    std::printf("%s]}\n", out.c_str());
 }
 
 void print_sessions(const Json& doc) {
@@ -186,6 +113,10 @@ void print_errors(const Json& doc) {
 
 void print_text(const std::string& runtime, const std::vector<HostStatus>& all) {
     std::printf("hosts in %s\n", runtime.c_str());
+    std::printf("net devices: %s\n",
+                set_network_alive(runtime)
+                    ? "host<i> for host i, in the set's network namespace (rdmaemu run enters it)"
+                    : "none (programs run in the machine's namespaces)");
     for (const auto& s : all) {
         const HostEntry& h = *s.entry;
         if (!s.doc) {
@@ -218,14 +149,14 @@ int status(const ParsedArgs& args) {
     auto hosts = load_hosts(runtime);
     std::vector<HostStatus> all;
     for (const auto& h : hosts)
-        all.push_back(query(h));
+        all.push_back(query_host(h));
     bool valid = true;
     emu::BackendMode mode = emu::backend_mode_from_env(&valid);
     bool all_up = !all.empty() &&
                   std::all_of(all.begin(), all.end(), [](const HostStatus& h) { return h.up; });
     int rc = all_up ? 0 : kExitHostDown; // scripts can wait for, or check, a whole set
     if (args.has("json")) {
-        print_json(runtime, mode, all);
+        std::printf("%s\n", status_json(runtime, mode, all).c_str());
         return rc;
     }
     print_mode(mode, valid);

@@ -5,6 +5,7 @@
 #include "emu/private_files.h"
 #include "hostset.h"
 #include "locations.h"
+#include "set_network.h"
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -132,6 +133,7 @@ std::optional<std::string> refuse_if_up(const std::string& runtime) {
             return "hosts are already up in " + runtime + " (host " + std::to_string(h.index) +
                    ", nicsimd pid " + std::to_string(h.pid) + "); run 'rdmaemu down' first";
     remove_host_files(runtime, existing); // a stale set: its daemons are gone
+    stop_set_network(runtime);
     return std::nullopt;
 }
 
@@ -306,12 +308,29 @@ std::string faults_summary(const ParsedArgs& args) {
     return out.empty() ? "none" : out;
 }
 
+// The set's network namespace (set_network.h), or why there is none, said once here.
+std::string start_network(const ParsedArgs& args, const std::string& runtime, int subnet,
+                          int count) {
+    const int mtu = parse_int(args.get("mtu").value_or("1024"), 256, 4096).value_or(1024);
+    auto err = start_set_network(runtime, subnet, count, mtu, set_modes(args).record);
+    if (!err)
+        return "host1" + std::string(count > 1 ? ".." + netdev_name(count) : "") +
+               " in the set's network namespace (rdmaemu run enters it)";
+    std::fprintf(stderr,
+                 "rdmaemu up: no network namespace for the set: %s; programs will run in the "
+                 "machine's namespaces, without their host's net device and /dev/infiniband "
+                 "node\n",
+                 err->c_str());
+    return "none (programs run in the machine's namespaces)";
+}
+
 void print_table(const std::string& runtime, const std::vector<HostEntry>& hosts,
-                 const ParsedArgs& args, const std::string& pcap_dir) {
+                 const ParsedArgs& args, const std::string& pcap_dir, const std::string& network) {
     std::printf("%zu host%s up in %s\n", hosts.size(), hosts.size() == 1 ? "" : "s",
                 runtime.c_str());
     std::printf("faults:  %s\n", faults_summary(args).c_str());
-    std::printf("capture: %s\n\n", pcap_dir.empty() ? "off" : (pcap_dir + "/host<i>.pcap").c_str());
+    std::printf("capture: %s\n", pcap_dir.empty() ? "off" : (pcap_dir + "/host<i>.pcap").c_str());
+    std::printf("netdevs: %s\n\n", network.c_str());
     std::printf("%-5s %-13s %-7s %-21s %s\n", "HOST", "ADDRESS", "DEVICE", "GID",
                 pcap_dir.empty() ? "LOG" : "LOG / PCAP");
     for (const auto& h : hosts) {
@@ -395,7 +414,13 @@ int up(const ParsedArgs& args) {
     if (addresses.empty()) addresses = subnet_addresses(*subnet, *count);
     std::vector<HostEntry> hosts;
     if (int rc = start_hosts(args, runtime, addresses, pcap_dir, hosts)) return rc;
-    print_table(runtime, hosts, args, pcap_dir);
+    // Hosts on given addresses (--address) are on the machine's own interfaces, reached from
+    // its namespaces (a peer on another machine, a TCP side channel to it): no set namespace,
+    // whose host<i> netdevs would hide the real ones from the programs.
+    const std::string network =
+        subnet ? start_network(args, runtime, *subnet, *count)
+               : "the machine's own (--address: programs run in its network namespace)";
+    print_table(runtime, hosts, args, pcap_dir, network);
     return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <mutex>
 #include <string>
+#include <time.h>
 #include <unistd.h>
 
 namespace verbs::trace {
@@ -72,6 +73,18 @@ Output& output() {
         std::string header = "# rdmaemu verbs trace: pid " + std::to_string(getpid()) + ", mode " +
                              emu::backend_mode_name(hardware::mode()) + ", program" +
                              command_line() + "\n";
+        // Where the trace's clock starts on the wall clock the captures are stamped with, and
+        // which host of a set the program ran on: what `rdmaemu timeline` lines the traces and
+        // captures of a run up by.
+        timespec wall{};
+        clock_gettime(CLOCK_REALTIME, &wall);
+        o.start = std::chrono::steady_clock::now();
+        const char* host = std::getenv("RDMAEMU_HOST");
+        char clock_line[96];
+        std::snprintf(clock_line, sizeof clock_line, "# clock realtime=%lld.%09ld host=%s\n",
+                      static_cast<long long>(wall.tv_sec), wall.tv_nsec,
+                      host && *host ? host : "-");
+        header += clock_line;
         ssize_t ignored = ::write(o.fd, header.data(), header.size());
         (void)ignored;
         return o;
