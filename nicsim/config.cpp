@@ -30,6 +30,8 @@ void usage(const char* why) {
         "                 2^T for an answer, 0..31, default 20; N retries, 0..15, default 15)\n"
         "               [--drop P] [--duplicate P] [--reorder P] [--corrupt P]\n"
         "               [--delay-us D] [--seed S]   (P: probability 0..1)\n"
+        "               [--icrc-ipv4 recover-id|id-zero]   (IPv4 peers that send an IP ID:\n"
+        "                 find it from the ICRC, counted, or drop them; default recover-id)\n"
         "Usually started by `rdmaemu up`.\n",
         why);
 }
@@ -129,6 +131,13 @@ std::optional<Config> parse_args(int argc, char** argv) {
             }
             (opt == "--cm-retries" ? c.cm_retries : c.cm_response_timeout) =
                 static_cast<uint8_t>(v);
+        } else if (opt == "--icrc-ipv4") {
+            auto policy = parse_ipv4_id_policy(value);
+            if (!policy) {
+                usage(("--icrc-ipv4 wants recover-id or id-zero, not " + value).c_str());
+                return std::nullopt;
+            }
+            c.icrc_ipv4 = *policy;
         } else if (opt == "--pcap") {
             c.pcap_file = value;
         } else if (opt == "--pcap-limit") {

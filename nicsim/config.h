@@ -2,6 +2,7 @@
 #pragma once
 
 #include "net/fault_injector.h"
+#include "net/icrc_policy.h"
 #include "net/pcap_writer.h"
 
 #include "emu/share_limits.h"
@@ -29,9 +30,11 @@ struct Config {
     uint64_t poll_us = default_poll_us();
     static uint64_t default_poll_us();
     uint16_t udp_port =
-        4791;              // RoCE v2's; another where Linux Soft-RoCE holds 4791 on all addresses
-    FaultConfig faults;    // applied to every outgoing packet
-    std::string pcap_file; // every packet sent and received, when set
+        4791;           // RoCE v2's; another where Linux Soft-RoCE holds 4791 on all addresses
+    FaultConfig faults; // applied to every outgoing packet
+    // --icrc-ipv4: IPv4 peers whose packets fail the ICRC for IP ID 0 (net/icrc_policy.h).
+    Ipv4IdPolicy icrc_ipv4 = Ipv4IdPolicy::Recover;
+    std::string pcap_file;                      // every packet sent and received, when set
     uint64_t pcap_limit = PcapWriter::kNoLimit; // the capture stops before passing this size
     // --allow-uid: uids besides ours and root that may open control sessions (a deliberately
     // shared set); the control socket is then 0666 instead of 0600, the uid check is the gate.

@@ -229,7 +229,10 @@ void Engine::woke() {
 // daemon holds that address and port, so no other process can send from them. (A real RoCE v2
 // NIC sends from a varying source port, which receivers ignore; see docs/security.md.)
 bool Engine::from_peer(const Qp& qp, const sockaddr_in& from) const {
-    return from.sin_addr.s_addr == rc::dest_addr(qp) && ntohs(from.sin_port) == link_.port();
+    if (from.sin_addr.s_addr != rc::dest_addr(qp)) return false;
+    // A peer outside the set (Linux Soft-RoCE, another machine's RoCE NIC) sends from a port of
+    // its own per QP (rxe_net.c: 0xC000 | a hash of the QPNs), which RoCE receivers ignore.
+    return !link_.in_set(from.sin_addr.s_addr) || ntohs(from.sin_port) == link_.port();
 }
 
 void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid,
@@ -299,8 +302,10 @@ std::string Engine::counters_json() const {
     return "{" + field("tx_packets", c.tx_packets) + "," + field("tx_bytes", c.tx_bytes) + "," +
            field("tx_datagrams", c.tx_datagrams) + "," + field("rx_datagrams", c.rx_datagrams) +
            "," + field("rx_packets", c.rx_packets) + "," + field("rx_bytes", c.rx_bytes) + "," +
-           field("icrc_errors", c.icrc_errors) + "," + field("malformed", c.malformed) + "," +
-           field("unknown_qp", c.unknown_qp) + "," + field("fault_drops", c.fault_drops) + "," +
+           field("icrc_errors", c.icrc_errors) + "," +
+           field("icrc_ipv4_id_recovered", c.icrc_ipv4_id_recovered) + "," +
+           field("malformed", c.malformed) + "," + field("unknown_qp", c.unknown_qp) + "," +
+           field("fault_drops", c.fault_drops) + "," +
            field("fault_duplicates", c.fault_duplicates) + "," +
            field("fault_reorders", c.fault_reorders) + "," +
            field("fault_corruptions", c.fault_corruptions) + "," +

@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
                              config->address, config->udp_port, config->faults, std::move(*pcap),
                              *log, config->hosts);
         link.count_into(&nic.hw());
+        link.set_ipv4_id_policy(config->icrc_ipv4);
         nicsim::PeerReasons peers;
         std::string peers_error;
         if (!peers.open(config->diag_dir, config->address, &peers_error))

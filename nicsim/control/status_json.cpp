@@ -108,7 +108,8 @@ std::string host_status_json(const Nic& nic, const std::vector<const Session*>& 
     std::string j = "{\"device\":\"" + json_escape(dev.name()) + "\",\"address\":\"" +
                     dev.address_string() + "\",\"gid\":\"" + dev.gid_string() +
                     "\",\"daemon_pid\":" + std::to_string(::getpid()) +
-                    ",\"mtu\":" + std::to_string(dev.config().mtu) + ",\"sessions\":[";
+                    ",\"mtu\":" + std::to_string(dev.config().mtu) + ",\"icrc_ipv4\":\"" +
+                    std::string(name(dev.config().icrc_ipv4)) + "\",\"sessions\":[";
     bool first = true;
     for (const Session* s : sessions) {
         if (const cm::CmClient* c = s->cm_client(); c && nic.cm()) {

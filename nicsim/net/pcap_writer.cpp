@@ -150,7 +150,8 @@ bool PcapWriter::open(const std::string& path, uint64_t limit_bytes, StopHandler
 
 bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
                            std::span<const uint8_t> payload, std::chrono::nanoseconds timestamp,
-                           const uint8_t* dst_mac, std::string_view comment) {
+                           const uint8_t* dst_mac, std::string_view comment,
+                           const Ipv4Fields& fields) {
     if (!fd_) // never opened, closed, failed or stopped at the limit
         return false;
     if (payload.size() > kMaxUdpPayload) {
@@ -189,11 +190,11 @@ bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
     uint8_t* ip = eth + kEthernetLen;
     const uint16_t udp_len = static_cast<uint16_t>(kUdpLen + payload.size());
     ip[0] = 0x45; // version 4, IHL 5
-    ip[1] = 0;    // TOS
+    ip[1] = fields.tos;
     put_be16(ip + 2, static_cast<uint16_t>(kIpv4Len + udp_len));
-    put_be16(ip + 4, 0);      // ID
+    put_be16(ip + 4, fields.id);
     put_be16(ip + 6, 0x4000); // DF, fragment offset 0
-    ip[8] = 64;               // TTL
+    ip[8] = fields.ttl;
     ip[9] = IPPROTO_UDP;
     put_be16(ip + 10, 0);
     std::memcpy(ip + 12, &src.sin_addr.s_addr, 4);

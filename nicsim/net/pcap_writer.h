@@ -13,8 +13,10 @@
 //
 // Synthesized headers: Ethernet with MAC 02:52:a:b:c:d for IPv4 a.b.c.d at both ends (or the
 // multicast MAC the caller gives as destination) and ethertype 0x0800; IPv4 as our unconnected,
-// IP_PMTUDISC_DO socket sends it (version 4, IHL 5, TOS 0, ID 0, DF, TTL 64, protocol 17, valid
-// header checksum); UDP with a valid checksum.
+// IP_PMTUDISC_DO socket sends it (version 4, IHL 5, DF, protocol 17, valid header checksum) with
+// the TOS, ID and TTL the caller gives (Ipv4Fields: what the packet carried, as far as the
+// receiver knows it; by default TOS 0, ID 0, TTL 64, our own packets' values); UDP with a valid
+// checksum.
 //
 // The file is created new, 0600, in a directory only its owner reaches (emu/private_files.h):
 // never through a symbolic link, never truncating another file. An optional size limit stops the
@@ -45,6 +47,13 @@
 
 namespace nicsim {
 
+// The IPv4 header fields of a captured packet that differ from packet to packet.
+struct Ipv4Fields {
+    uint8_t tos = 0;
+    uint16_t id = 0; // host order
+    uint8_t ttl = 64;
+};
+
 class PcapWriter {
   public:
     static constexpr uint32_t kLinktypeEthernet = 1;
@@ -70,12 +79,12 @@ class PcapWriter {
     // Appends one UDP datagram from `src` to `dst` (addresses and ports in network byte order,
     // as sockets use them) carrying `payload`, stamped `timestamp` since the Unix epoch.
     // `dst_mac`, when given, is the Ethernet destination (a multicast group's MAC); `comment`,
-    // when not empty, goes with the packet. Returns false when the writer is not open (never
-    // opened, closed, failed or stopped at its limit) or the payload exceeds kMaxUdpPayload
-    // (that one sets error() but keeps the file open).
+    // when not empty, goes with the packet; `ip`: its IPv4 TOS, ID and TTL. Returns false when the
+    // writer is not open (never opened, closed, failed or stopped at its limit) or the payload
+    // exceeds kMaxUdpPayload (that one sets error() but keeps the file open).
     bool write_udp(const sockaddr_in& src, const sockaddr_in& dst, std::span<const uint8_t> payload,
                    std::chrono::nanoseconds timestamp, const uint8_t* dst_mac = nullptr,
-                   std::string_view comment = {});
+                   std::string_view comment = {}, const Ipv4Fields& ip = {});
 
     // Writes the buffered records to the file.
     bool flush();

@@ -21,15 +21,15 @@ uint8_t* TxBurst::next_slot() {
     return packets_.size() < kSlots ? slot(packets_.size()) : nullptr;
 }
 
-void TxBurst::commit(uint32_t dst_addr, size_t len) {
-    packets_.push_back({dst_addr, static_cast<uint32_t>(len)});
+void TxBurst::commit(uint32_t dst_addr, size_t len, bool alone) {
+    packets_.push_back({dst_addr, static_cast<uint32_t>(len), alone});
 }
 
 void TxBurst::groups(bool gso, std::vector<Group>& out) const {
     out.clear();
     for (size_t i = 0; i < packets_.size(); ++i) {
         const Packet& p = packets_[i];
-        if (gso && !out.empty()) {
+        if (gso && !out.empty() && !p.alone && !packets_[out.back().first].alone) {
             Group& g = out.back();
             const Packet& last = packets_[g.first + g.count - 1];
             // A shorter packet ends a group, unless it starts a run of its own size (a

@@ -27,7 +27,12 @@ class TxBurst {
     // Room for the next packet; nullptr when the burst is full (send it first).
     uint8_t* next_slot();
     // The packet built in next_slot(): `len` bytes to `dst_addr` (IPv4, network order).
-    void commit(uint32_t dst_addr, size_t len);
+    // `alone`: never in a GSO datagram with others. A receiver that cuts a GSO datagram up
+    // itself, or a NIC that segments it on its way out, gives segments 2..N the IP IDs 1..N-1
+    // (inet_gso_segment numbers the segments of a non-fixed-ID datagram), which the ICRC covers
+    // and which we computed as 0: Linux Soft-RoCE's tunnel socket, without UDP_GRO, segments
+    // what arrives (udp_queue_rcv_skb), and dropped every packet after a message's first.
+    void commit(uint32_t dst_addr, size_t len, bool alone = false);
     bool empty() const { return packets_.empty(); }
     size_t size() const { return packets_.size(); }
     const uint8_t* packet(size_t i) const { return slot(i); }
@@ -54,6 +59,7 @@ class TxBurst {
     struct Packet {
         uint32_t dst;
         uint32_t len;
+        bool alone;
     };
     struct Message { // one datagram's address and GSO size
         sockaddr_in dst;

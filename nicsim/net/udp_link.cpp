@@ -1,6 +1,7 @@
 #include "udp_link.h"
 
 #include "emu/wire/icrc.h"
+#include "emu/wire/icrc_ipv4_id.h"
 #include "emu/wire/multicast.h"
 #include "emu/wire/packet.h"
 
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <netinet/udp.h>
@@ -42,7 +44,7 @@ constexpr std::string_view kReorderTimeoutComment =
 constexpr std::string_view kReorderShutdownComment =
     "rdmaemu: held back by the fault injector (--reorder): sent at shutdown";
 constexpr std::string_view kIcrcDropComment =
-    "rdmaemu: ICRC wrong: dropped by this NIC (counted in icrc_errors)";
+    "rdmaemu: ICRC wrong: dropped by this NIC (counted in icrc_errors); IP ID unknown, shown as 0";
 
 // Joins one more note to a packet's comment.
 void add_comment(std::string& comment, std::string_view more) {
@@ -91,6 +93,10 @@ UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint
     if (::setsockopt(sock_.native_handle(), IPPROTO_IP, IP_RECVTOS, &on, sizeof on) < 0)
         log_.info("IP_RECVTOS not available ({}): received traffic classes read as 0",
                   std::strerror(errno));
+    // And its TTL, so that the capture shows received headers as they came.
+    if (::setsockopt(sock_.native_handle(), IPPROTO_IP, IP_RECVTTL, &on, sizeof on) < 0)
+        log_.info("IP_RECVTTL not available ({}): the capture shows TTL 64 for received packets",
+                  std::strerror(errno));
 }
 
 UdpLink::~UdpLink() {
@@ -118,7 +124,7 @@ bool UdpLink::receive_batch() {
     mmsghdr msgs[kBatch];
     iovec iovs[kBatch];
     sockaddr_in from[kBatch];
-    alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(int))];
+    alignas(cmsghdr) char control[kBatch][3 * CMSG_SPACE(sizeof(int))];
     for (int i = 0; i < kBatch; ++i) {
         iovs[i] = {rx_buffers_.data() + i * kBufferSize, kBufferSize};
         msgs[i] = {};
@@ -134,6 +140,7 @@ bool UdpLink::receive_batch() {
     for (int i = 0; i < n; ++i) {
         size_t segment = 0;
         uint8_t tos = 0;
+        uint8_t ttl = 64;
         msghdr& h = msgs[i].msg_hdr;
         for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
             if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
@@ -142,10 +149,14 @@ bool UdpLink::receive_batch() {
                 segment = size > 0 ? static_cast<size_t>(size) : 0;
             } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
                 std::memcpy(&tos, CMSG_DATA(c), 1); // GRO joins only packets of one TOS
+            } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) {
+                int value;
+                std::memcpy(&value, CMSG_DATA(c), sizeof value); // and of one TTL
+                ttl = static_cast<uint8_t>(value);
             }
         }
         receive_datagram(from[i], static_cast<uint8_t*>(iovs[i].iov_base), msgs[i].msg_len, segment,
-                         tos);
+                         tos, ttl);
     }
     return n == kBatch;
 }
@@ -153,14 +164,30 @@ bool UdpLink::receive_batch() {
 // One UDP datagram: one packet, or a GRO datagram of packets of `segment` bytes each (the last
 // may be shorter).
 void UdpLink::receive_datagram(const sockaddr_in& from, uint8_t* data, size_t len, size_t segment,
-                               uint8_t tos) {
+                               uint8_t tos, uint8_t ttl) {
     ++counters_.rx_datagrams;
-    if (segment == 0 || segment >= len) return receive_one(from, data, len, tos);
+    if (segment == 0 || segment >= len) return receive_one(from, data, len, tos, ttl);
     for (size_t at = 0; at < len; at += segment)
-        receive_one(from, data + at, std::min(segment, len - at), tos);
+        receive_one(from, data + at, std::min(segment, len - at), tos, ttl);
 }
 
-void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len, uint8_t tos) {
+bool UdpLink::in_set(uint32_t addr) const {
+    return std::find(hosts_.begin(), hosts_.end(), addr) != hosts_.end();
+}
+
+std::optional<uint16_t> UdpLink::verify_icrc(uint32_t src, uint32_t dst, uint16_t src_port,
+                                             const uint8_t* data, size_t len) const {
+    namespace wire = emu::wire;
+    wire::Ipv4Flow flow{src, dst, src_port, port_};
+    if (wire::icrc_ok(flow, data, len)) return 0;
+    // The set's hosts send ID 0 (our DF sockets): for them the check stays whole. Another
+    // peer's ID is not visible from a UDP socket (icrc_ipv4_id.h): find it, if the policy says.
+    if (ipv4_id_policy_ != Ipv4IdPolicy::Recover || in_set(src)) return std::nullopt;
+    return wire::recover_ipv4_id(flow, data, len);
+}
+
+void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len, uint8_t tos,
+                          uint8_t ttl) {
     namespace wire = emu::wire;
     ++counters_.rx_packets;
     counters_.rx_bytes += len;
@@ -178,13 +205,26 @@ void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len, ui
         return;
     }
     uint32_t ip_dst = mgid ? wire::multicast_ipv4(mgid) : local_.s_addr;
-    wire::Ipv4Flow flow{from.sin_addr.s_addr, ip_dst, ntohs(from.sin_port), port_};
-    const bool icrc_good = inner >= wire::kIcrcLength && wire::icrc_ok(flow, data, inner);
+    std::optional<uint16_t> ip_id;
+    if (inner >= wire::kIcrcLength)
+        ip_id = verify_icrc(from.sin_addr.s_addr, ip_dst, ntohs(from.sin_port), data, inner);
+    const bool icrc_good = ip_id.has_value();
+    if (ip_id && *ip_id) ++counters_.icrc_ipv4_id_recovered;
     if (pcap_.is_open()) {
         uint8_t mac[6];
         if (mgid) wire::multicast_mac(mgid, mac);
-        capture(from, endpoint(ip_dst, port_), data, inner, mgid ? mac : nullptr,
-                icrc_good ? std::string_view{} : kIcrcDropComment);
+        // The header as it came: TOS and TTL from the socket, the ID from the ICRC.
+        std::string comment(icrc_good ? std::string_view{} : kIcrcDropComment);
+        if (ip_id && *ip_id) {
+            char note[128];
+            std::snprintf(note, sizeof note,
+                          "rdmaemu: IPv4 ID 0x%04x recovered from the ICRC (--icrc-ipv4 "
+                          "recover-id, counted in icrc_ipv4_id_recovered)",
+                          *ip_id);
+            comment = note;
+        }
+        capture(from, endpoint(ip_dst, port_), data, inner, mgid ? mac : nullptr, comment,
+                {tos, ip_id.value_or(0), ttl});
     }
     if (!icrc_good) {
         ++counters_.icrc_errors; // rxe drops these too, silently
@@ -195,9 +235,10 @@ void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len, ui
 }
 
 void UdpLink::capture(const sockaddr_in& src, const sockaddr_in& dst, const uint8_t* data,
-                      size_t len, const uint8_t* dst_mac, std::string_view comment) {
+                      size_t len, const uint8_t* dst_mac, std::string_view comment,
+                      const Ipv4Fields& ip) {
     if (!pcap_.is_open()) return;
-    pcap_.write_udp(src, dst, {data, len}, PcapWriter::now(), dst_mac, comment);
+    pcap_.write_udp(src, dst, {data, len}, PcapWriter::now(), dst_mac, comment, ip);
     end_turn_later();
 }
 
@@ -253,7 +294,7 @@ void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, boo
     ++counters_.tx_datagrams;
     counters_.tx_bytes += len;
     if (captured && pcap_.is_open())
-        capture(endpoint(local_.s_addr, port_), dst, data, len, nullptr, comment);
+        capture(endpoint(local_.s_addr, port_), dst, data, len, nullptr, comment, {tos, 0, 64});
 }
 
 uint8_t* UdpLink::packet_buffer() {
@@ -285,7 +326,9 @@ void UdpLink::flush() {
 void UdpLink::queue(const sockaddr_in& dst, const uint8_t* data, size_t len) {
     uint8_t* slot = packet_buffer();
     if (slot != data) std::memcpy(slot, data, len);
-    burst_.commit(dst.sin_addr.s_addr, len);
+    // Only the set's hosts take a GSO datagram whole (UDP_GRO); any other peer gets each packet
+    // as its own datagram, with IP ID 0 as its ICRC says (tx_burst.h).
+    burst_.commit(dst.sin_addr.s_addr, len, !in_set(dst.sin_addr.s_addr));
     ++counters_.tx_packets;
     counters_.tx_bytes += len;
     if (pcap_.is_open()) capture(endpoint(local_.s_addr, port_), dst, data, len);

@@ -13,6 +13,7 @@
 
 #include "diag/hw_counters.h"
 #include "fault_injector.h"
+#include "icrc_policy.h"
 #include "objects/unique_fd.h"
 #include "pcap_writer.h"
 #include "tx_burst.h"
@@ -25,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <netinet/in.h>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +40,9 @@ struct LinkCounters {
     uint64_t mcast_malformed = 0; // DestQP 0xFFFFFF without a valid trailer: dropped
     uint64_t tx_datagrams = 0;    // UDP sends: with GSO, one carries several packets
     uint64_t rx_datagrams = 0;    // UDP receives: with GRO, one carries several packets
+    // IPv4 packets from a peer outside the set that failed the ICRC for IP ID 0 and were
+    // accepted with the ID found from it (Ipv4IdPolicy::Recover): a 16-bit check, not 32.
+    uint64_t icrc_ipv4_id_recovered = 0;
 };
 
 class UdpLink {
@@ -71,8 +76,13 @@ class UdpLink {
     void send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len, uint8_t tos = 0);
     const std::vector<uint32_t>& hosts() const { return hosts_; }
     uint16_t port() const { return port_; } // the UDP port every host of the set sends from
+    // Whether `addr` (network order) is a host of this set (sends from port(), IP ID 0).
+    bool in_set(uint32_t addr) const;
     const LinkCounters& counters() const { return counters_; }
     LinkCounters& counters() { return counters_; }
+    // IPv4 packets whose ICRC is wrong for IP ID 0 (icrc_policy.h). Recover by default.
+    void set_ipv4_id_policy(Ipv4IdPolicy p) { ipv4_id_policy_ = p; }
+    Ipv4IdPolicy ipv4_id_policy() const { return ipv4_id_policy_; }
     // Where the host's totals are kept (sent_pkts, rcvd_pkts, send_err); nullptr: nowhere.
     void count_into(HwCounters* hw) { hw_ = hw; }
 
@@ -87,15 +97,22 @@ class UdpLink {
     void wait_readable();
     // Receives until the socket is empty or a turn's budget is spent; false when it is empty.
     bool receive_batch();
+    // `tos`, `ttl`: the IP header's, from the socket's control messages.
     void receive_datagram(const sockaddr_in& from, uint8_t* data, size_t len, size_t segment,
-                          uint8_t tos);
-    void receive_one(const sockaddr_in& from, uint8_t* data, size_t len, uint8_t tos);
+                          uint8_t tos, uint8_t ttl);
+    void receive_one(const sockaddr_in& from, uint8_t* data, size_t len, uint8_t tos, uint8_t ttl);
+    // The IP ID the packet was sent with, when its ICRC says (0 for the set's own hosts), or
+    // nothing: the ICRC is wrong.
+    std::optional<uint16_t> verify_icrc(uint32_t src, uint32_t dst, uint16_t src_port,
+                                        const uint8_t* data, size_t len) const;
+
     void write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture = true,
                std::string_view comment = {}, uint8_t tos = 0);
     // Captures one packet; what one turn of the event loop captured reaches the file when the
     // turn ends (a reader sees it at once; a killed daemon's capture ends at its last turn).
     void capture(const sockaddr_in& src, const sockaddr_in& dst, const uint8_t* data, size_t len,
-                 const uint8_t* dst_mac = nullptr, std::string_view comment = {});
+                 const uint8_t* dst_mac = nullptr, std::string_view comment = {},
+                 const Ipv4Fields& ip = {});
     // Posts the end of this turn of the event loop, once: the burst goes out, the capture to
     // its file.
     void end_turn_later();
@@ -125,6 +142,7 @@ class UdpLink {
     TxBurst burst_;
     bool end_turn_posted_ = false;
     bool gso_ = true; // off once the kernel refuses a GSO send
+    Ipv4IdPolicy ipv4_id_policy_ = Ipv4IdPolicy::Recover;
     std::vector<uint8_t> rx_buffers_;
 };
 

@@ -29,11 +29,11 @@ uint32_t ip(const char* a) {
 }
 
 // Queues a packet of `len` bytes whose every byte is `fill`.
-void add(TxBurst& b, uint32_t dst, size_t len, uint8_t fill) {
+void add(TxBurst& b, uint32_t dst, size_t len, uint8_t fill, bool alone = false) {
     uint8_t* p = b.next_slot();
     REQUIRE(p);
     std::memset(p, fill, len);
-    b.commit(dst, len);
+    b.commit(dst, len, alone);
 }
 
 struct Receiver {
@@ -115,6 +115,25 @@ TEST_CASE("TxBurst: a message's packets form one GSO group, cut where size or ad
         CHECK(g[0].count * 4224 <= TxBurst::kMaxGsoBytes);
         CHECK(g[0].count == TxBurst::kMaxGsoBytes / 4224);
     }
+}
+
+TEST_CASE("TxBurst: packets to a peer outside the set go one per datagram, GSO or not",
+          "[tx_burst]") {
+    // Soft-RoCE segments a GSO datagram itself, numbering IP IDs 1.. for the later segments.
+    TxBurst b;
+    uint32_t set_host = ip("127.0.0.1"), rxe = ip("10.214.0.1");
+    for (int i = 0; i < 4; ++i)
+        add(b, rxe, 1040, 1, true);
+    for (int i = 0; i < 4; ++i)
+        add(b, set_host, 1040, 2);
+    add(b, set_host, 1040, 3, true); // alone, though it would fit the group before it
+    std::vector<TxBurst::Group> g;
+    b.groups(true, g);
+    REQUIRE(g.size() == 6);
+    for (int i = 0; i < 4; ++i)
+        CHECK((g[i].first == size_t(i) && g[i].count == 1 && g[i].dst == rxe));
+    CHECK((g[4].first == 4 && g[4].count == 4 && g[4].dst == set_host));
+    CHECK((g[5].first == 8 && g[5].count == 1));
 }
 
 TEST_CASE("TxBurst: a GSO datagram arrives whole and splits exactly into its packets",

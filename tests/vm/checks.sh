@@ -9,10 +9,12 @@
 # Checks (default: all, in this order):
 #   hw_devices hw_devinfo hw_rc_pingpong hw_ib_write_bw hw_ib_read_lat hw_ib_send_bw
 #   mixed_devices mixed_rc_pingpong_rxe0 mixed_rc_pingpong_emu0 trace_rc_pingpong hw_suite
+#   interop_rc_pingpong interop_ud_srq interop_perftest interop_counters interop_lossy
 # hw_*: through our library with RDMAEMU_MODE=hardware, compared with the same program without
 # it; mixed_*: RDMAEMU_MODE=mixed with an emulated host up (rdmaemu up --hosts 1);
 # trace_*: the same ibv_rc_pingpong on emu0 (emulated) and on rxe0 (hardware), RDMAEMU_TRACE of
-# each side compared with `rdmaemu trace-compare`.
+# each side compared with `rdmaemu trace-compare`; interop_*: an emulated host and Soft-RoCE
+# (rxe1 on a veth) talking RoCE v2 to each other (interop.sh).
 # Exit status: 0 when every check passed, 1 otherwise.
 set -uo pipefail
 
@@ -32,7 +34,8 @@ else
     B=${1:?usage: checks.sh BUILD_DIR [CHECK...]}; shift
 fi
 all=(hw_devices hw_devinfo hw_rc_pingpong hw_ib_write_bw hw_ib_read_lat hw_ib_send_bw
-     mixed_devices mixed_rc_pingpong_rxe0 mixed_rc_pingpong_emu0 trace_rc_pingpong hw_suite)
+     mixed_devices mixed_rc_pingpong_rxe0 mixed_rc_pingpong_emu0 trace_rc_pingpong hw_suite
+     interop_rc_pingpong interop_ud_srq interop_perftest interop_counters interop_lossy)
 checks=("$@")
 ((${#checks[@]})) || checks=("${all[@]}")
 
@@ -394,6 +397,9 @@ check_hw_suite() {
     fi
 }
 
+# shellcheck source=interop.sh
+source "$here/interop.sh"
+
 # --- run -----------------------------------------------------------------------------------
 : >"$out/results.txt"
 echo "checks.sh: $(uname -r), rdma-core $(dpkg-query -W -f='${Version}' rdma-core), perftest $(dpkg-query -W -f='${Version}' perftest)${B:+, library $B/lib}"
@@ -408,7 +414,7 @@ for c in "${checks[@]}"; do
     if ! declare -F "check_$c" >/dev/null; then
         result "$c" FAIL "no such check"; continue
     fi
-    if ((baseline)) && [[ $c == mixed_* || $c == trace_* ]]; then continue; fi
+    if ((baseline)) && [[ $c == mixed_* || $c == trace_* || $c == interop_* ]]; then continue; fi
     LOG=$out/$c.log
     : >"$LOG"
     t0=$(now)
@@ -416,4 +422,5 @@ for c in "${checks[@]}"; do
     echo "[check $c: $(since "$t0") s]" >>"$LOG"
 done
 emu_down
+((iop_ready)) && iop_down
 exit $failed

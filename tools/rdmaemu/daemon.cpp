@@ -50,6 +50,12 @@ bool port_held_on_all_addresses(int port) {
     return try_bind(INADDR_ANY, port) == EADDRINUSE;
 }
 
+int address_bindable(const std::string& ipv4, int port) {
+    in_addr a{};
+    if (inet_pton(AF_INET, ipv4.c_str(), &a) != 1) return EINVAL;
+    return try_bind(ntohl(a.s_addr), port);
+}
+
 pid_t spawn_detached(const std::vector<std::string>& argv, int output_fd) {
     // Everything the child needs is prepared here: after fork only async-signal-safe calls.
     std::vector<char*> cargv;

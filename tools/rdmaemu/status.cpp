@@ -128,6 +128,15 @@ void print_text(const std::string& runtime, const std::vector<HostStatus>& all) 
         std::printf("host %d  %-13s %-6s up  daemon pid %s  mtu %s  gid %s\n", h.index,
                     d.str("address").c_str(), d.str("device").c_str(), d.str("daemon_pid").c_str(),
                     d.str("mtu").c_str(), d.str("gid").c_str());
+        // How IPv4 peers that send an IP ID are checked (docs/interop.md).
+        if (d.find("icrc_ipv4")) {
+            const std::string policy = d.str("icrc_ipv4");
+            std::printf("  icrc: --icrc-ipv4 %s (%s)\n", policy.c_str(),
+                        policy == "recover-id"
+                            ? "an IPv4 peer's IP ID is found from its ICRC: a 16-bit check for "
+                              "them, counted in icrc_ipv4_id_recovered"
+                            : "IPv4 peers must send IP ID 0, other packets fail as icrc_errors");
+        }
         print_counters(d);
         print_hw_counters(d);
         print_sessions(d);

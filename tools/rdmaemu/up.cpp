@@ -7,6 +7,7 @@
 #include "locations.h"
 #include "set_network.h"
 
+#include <arpa/inet.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +31,7 @@ constexpr int kLogTailLines = 20;
 
 constexpr std::string_view kMtus[] = {"256", "512", "1024", "2048", "4096"};
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error"};
+constexpr std::string_view kIcrcPolicies[] = {"recover-id", "id-zero"};
 
 // An option `up` passes on to every host's nicsimd as given, once the parser has checked it.
 constexpr OptionSpec to_daemon(std::string_view name, std::string_view value, std::string_view help,
@@ -41,6 +43,13 @@ constexpr OptionSpec to_daemon(std::string_view name, std::string_view value, st
 constexpr OptionSpec kOptions[] = {
     {"hosts", "N", "number of hosts to start (1-254)"},
     {"subnet", "S", "put host i on 127.0.S.i (0..254; default: the first S whose port is free)"},
+    {"address", "A1[,A2...]",
+     "put host i on the i-th address instead (IPv4, one per host): an address of this machine, "
+     "of a network namespace or of a VM's tap, so that hosts on other machines reach it"},
+    {"icrc-ipv4", "POLICY",
+     "IPv4 peers that send an IP ID (Linux Soft-RoCE): recover-id finds it from the ICRC, a "
+     "16-bit check, counted in icrc_ipv4_id_recovered (default); id-zero drops their packets",
+     kIcrcPolicies, true},
     {"mtu", "M", "path MTU of every host's port", kMtus, true},
     {"log-level", "L", "daemon log level", kLogLevels, true},
     to_daemon("drop", "P", "drop each sent packet with probability P (0..1)",
@@ -148,14 +157,58 @@ std::optional<std::string> prepare_pcap_dir(const std::string& dir, std::string&
     return std::nullopt;
 }
 
-// "127.0.S.1,...,127.0.S.N": every host of the set, which each daemon needs for multicast (the
-// emulated fabric delivers a multicast packet to every host).
-std::string set_addresses(int subnet, int count) {
-    std::string out;
+// 127.0.S.1 .. 127.0.S.N.
+std::vector<std::string> subnet_addresses(int subnet, int count) {
+    std::vector<std::string> out;
     for (int i = 1; i <= count; ++i)
-        out += (i > 1 ? "," : "") + std::string("127.0.") + std::to_string(subnet) + "." +
-               std::to_string(i);
+        out.push_back("127.0." + std::to_string(subnet) + "." + std::to_string(i));
     return out;
+}
+
+// "A1,...,AN": every host of the set, which each daemon needs for multicast (the emulated
+// fabric delivers a multicast packet to every host).
+std::string joined(const std::vector<std::string>& addresses) {
+    std::string out;
+    for (const auto& a : addresses)
+        out += (out.empty() ? "" : ",") + a;
+    return out;
+}
+
+// --address A1,A2,...: one IPv4 address per host, each bindable on the port now. Returns an
+// error message.
+std::optional<std::string> parse_addresses(const std::string& text, int count, int port,
+                                           std::vector<std::string>& out) {
+    size_t at = 0;
+    while (at <= text.size()) {
+        size_t comma = text.find(',', at);
+        out.push_back(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    if (static_cast<int>(out.size()) != count)
+        return "--address gives " + std::to_string(out.size()) + " address" +
+               (out.size() == 1 ? "" : "es") + " for " + std::to_string(count) + " host" +
+               (count == 1 ? "" : "s") + ": one per host";
+    for (size_t i = 0; i < out.size(); ++i) {
+        in6_addr six{};
+        if (inet_pton(AF_INET6, out[i].c_str(), &six) == 1)
+            return "--address " + out[i] +
+                   ": IPv6 hosts are not supported yet (the emulated wire is IPv4: its GIDs are "
+                   "IPv4-mapped); give an IPv4 address";
+        in_addr four{};
+        if (inet_pton(AF_INET, out[i].c_str(), &four) != 1)
+            return "--address: not an IPv4 address: " + out[i];
+        for (size_t j = 0; j < i; ++j)
+            if (out[j] == out[i]) return "--address: " + out[i] + " is given twice";
+        if (int err = address_bindable(out[i], port))
+            return "cannot bind UDP " + out[i] + ":" + std::to_string(port) + " for host " +
+                   std::to_string(i + 1) + ": " + std::strerror(err) +
+                   (err == EADDRNOTAVAIL ? " (not an address of this machine or network namespace)"
+                    : err == EADDRINUSE  ? " (another set or Linux Soft-RoCE holds it: "
+                                           "--udp-port)"
+                                         : "");
+    }
+    return std::nullopt;
 }
 
 std::vector<std::string> daemon_argv(const ParsedArgs& args, const std::string& runtime,
@@ -205,21 +258,19 @@ std::optional<std::string> prepare_hosts(const std::string& runtime, int count, 
 }
 
 // Starts every host, then waits for each; on any failure stops them all.
-int start_hosts(const ParsedArgs& args, const std::string& runtime, int count, int subnet,
-                const std::string& pcap_dir, std::vector<HostEntry>& hosts) {
+int start_hosts(const ParsedArgs& args, const std::string& runtime,
+                const std::vector<std::string>& addresses, const std::string& pcap_dir,
+                std::vector<HostEntry>& hosts) {
+    const int count = static_cast<int>(addresses.size());
     const SetModes modes = set_modes(args);
     std::vector<emu::OwnedFd> logs;
     if (auto err = prepare_hosts(runtime, count, modes.dirs, logs)) return fail(*err);
     for (int i = 1; i <= count; ++i) {
-        HostEntry h{i,
-                    "127.0." + std::to_string(subnet) + "." + std::to_string(i),
-                    std::string(kDevice),
-                    0,
-                    emu::host_socket_path(runtime, i),
-                    log_file_path(runtime, i)};
-        pid_t pid = spawn_detached(
-            daemon_argv(args, runtime, h.address, i, pcap_dir, set_addresses(subnet, count)),
-            logs[static_cast<size_t>(i - 1)].get());
+        HostEntry h{i, addresses[static_cast<size_t>(i - 1)], std::string(kDevice),
+                    0, emu::host_socket_path(runtime, i),     log_file_path(runtime, i)};
+        pid_t pid =
+            spawn_detached(daemon_argv(args, runtime, h.address, i, pcap_dir, joined(addresses)),
+                           logs[static_cast<size_t>(i - 1)].get());
         if (pid < 0) {
             stop_daemons(hosts, kStopGrace);
             remove_host_files(runtime, hosts);
@@ -333,8 +384,15 @@ int up(const ParsedArgs& args) {
         if (!p) return fail("--udp-port wants a port number from 1 to 65535");
         port = *p;
     }
+    std::vector<std::string> addresses;
+    if (auto text = args.get("address")) {
+        if (args.has("subnet")) return fail("--address and --subnet exclude each other");
+        if (auto err = parse_addresses(*text, *count, port, addresses)) return fail(*err);
+    }
     std::optional<int> subnet;
-    if (auto text = args.get("subnet")) {
+    if (!addresses.empty()) {
+        // The hosts' addresses are given: no subnet of 127/8 to pick.
+    } else if (auto text = args.get("subnet")) {
         subnet = parse_int(*text, 0, 254);
         if (!subnet) return fail("--subnet wants a number from 0 to 254 (hosts on 127.0.S.i)");
         if (!subnet_free(*subnet, port))
@@ -344,7 +402,7 @@ int up(const ParsedArgs& args) {
     } else {
         subnet = pick_subnet(port);
     }
-    if (!subnet) {
+    if (addresses.empty() && !subnet) {
         std::string why =
             "UDP port " + std::to_string(port) + " is taken on every 127.0.S.1 (S = 0..254)";
         if (port_held_on_all_addresses(port))
@@ -353,9 +411,15 @@ int up(const ParsedArgs& args) {
         return fail(why);
     }
 
+    if (addresses.empty()) addresses = subnet_addresses(*subnet, *count);
     std::vector<HostEntry> hosts;
-    if (int rc = start_hosts(args, runtime, *count, *subnet, pcap_dir, hosts)) return rc;
-    const std::string network = start_network(args, runtime, *subnet, *count);
+    if (int rc = start_hosts(args, runtime, addresses, pcap_dir, hosts)) return rc;
+    // Hosts on given addresses (--address) are on the machine's own interfaces, reached from
+    // its namespaces (a peer on another machine, a TCP side channel to it): no set namespace,
+    // whose host<i> netdevs would hide the real ones from the programs.
+    const std::string network =
+        subnet ? start_network(args, runtime, *subnet, *count)
+               : "the machine's own (--address: programs run in its network namespace)";
     print_table(runtime, hosts, args, pcap_dir, network);
     return 0;
 }
@@ -364,9 +428,10 @@ int up(const ParsedArgs& args) {
 
 const CommandDef kUpCommand = {
     "up",
-    "--hosts N [--subnet S] [--mtu M] [--log-level L] [fault options] [--pcap DIR "
+    "--hosts N [--subnet S | --address A1[,A2...]] [--mtu M] [--log-level L] [fault options] "
+    "[--pcap DIR "
     "[--pcap-limit BYTES]] [--allow-uid UIDS]",
-    "start N emulated hosts (nicsimd daemons on 127.0.S.1..N)",
+    "start N emulated hosts (nicsimd daemons on 127.0.S.1..N, or on the given addresses)",
     kOptions,
     false,
     up};

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# netns_rig: emulated hosts on separate "machines" (issue 16). Two network namespaces the test
+# creates, joined by a veth pair with 10.213.S.1/24 and 10.213.S.2/24 (addresses that exist only
+# in those namespaces), one set of hosts in each (`rdmaemu up --hosts 1 --address A`, its own
+# runtime dir), talking RoCE v2 over the veth as hosts on two machines would over a network.
+# Unmodified ibv_rc_pingpong (--chk: the receiver checks the bytes) and ibv_ud_pingpong, each
+# side as server and client, then ib_write_bw, ib_read_bw and ib_send_lat, and a pingpong
+# under --drop 0.01 on both sides. Every host's icrc_errors must stay 0 and its rx_packets
+# must come from the other namespace. The namespaces and the veth are removed at exit.
+# Needs root (ip netns); skips (77) without.
+#
+# usage: netns_rig.sh RDMAEMU
+set -euo pipefail
+RDMAEMU=$1
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+[[ $(id -u) == 0 ]] || { echo "SKIP: needs root for ip netns"; exit 77; }
+command -v ip >/dev/null || { echo "SKIP: no ip (iproute2)"; exit 77; }
+for p in ibv_rc_pingpong ibv_ud_pingpong ib_write_bw ib_read_bw ib_send_lat; do
+    command -v "$p" >/dev/null || fail "$p not installed (Debian ibverbs-utils, perftest)"
+done
+
+# Names and a subnet of our own: pid-based, so two runs side by side do not meet.
+TAG=$(printf '%x' $$)
+NS=(rdmaemu-rig-a-$TAG rdmaemu-rig-b-$TAG)
+VETH=(rig${TAG}a rig${TAG}b)
+S=$(($$ % 250 + 1))
+ADDR=(10.213.$S.1 10.213.$S.2)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rdmaemu-rig.XXXXXX")
+RUNTIME=("$WORK/a" "$WORK/b")
+BG=()
+
+cleanup() {
+    local rc=$? i p
+    set +e
+    for p in "${BG[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    for i in 0 1; do
+        if [[ -d ${RUNTIME[$i]} ]]; then
+            ip netns exec "${NS[$i]}" env RDMAEMU_RUNTIME_DIR="${RUNTIME[$i]}" \
+                timeout 20 "$RDMAEMU" down >/dev/null 2>&1
+            if ((rc != 0)); then
+                echo "==== last lines of ${RUNTIME[$i]}/host1/nicsimd.log" >&2
+                tail -n 30 "${RUNTIME[$i]}/host1/nicsimd.log" >&2
+            fi
+        fi
+        ip netns del "${NS[$i]}" 2>/dev/null # takes its end of the veth with it
+    done
+    rm -rf "$WORK"
+    if ((rc == 0)); then echo "PASS"; else echo "FAILED (exit $rc)" >&2; fi
+    exit "$rc"
+}
+trap cleanup EXIT
+
+# ns_do I CMD...: CMD in namespace I with that side's runtime dir.
+ns_do() {
+    local i=$1
+    shift
+    ip netns exec "${NS[$i]}" env RDMAEMU_RUNTIME_DIR="${RUNTIME[$i]}" "$@"
+}
+
+step "two namespaces, a veth between them"
+for i in 0 1; do ip netns add "${NS[$i]}"; done
+ip link add "${VETH[0]}" netns "${NS[0]}" type veth peer name "${VETH[1]}" netns "${NS[1]}"
+for i in 0 1; do
+    ip -n "${NS[$i]}" link set lo up
+    ip -n "${NS[$i]}" addr add "${ADDR[$i]}/24" dev "${VETH[$i]}"
+    ip -n "${NS[$i]}" link set "${VETH[$i]}" up
+    mkdir -m 700 "${RUNTIME[$i]}"
+done
+ok "${NS[0]} ${ADDR[0]} <-veth-> ${NS[1]} ${ADDR[1]}"
+
+# up I [OPTIONS...]: one host on side I's address.
+up() {
+    local i=$1
+    shift
+    ns_do "$i" timeout 60 "$RDMAEMU" up --hosts 1 --address "${ADDR[$i]}" "$@" >"$WORK/up.$i" 2>&1 ||
+        { cat "$WORK/up.$i"; fail "rdmaemu up --address ${ADDR[$i]} in ${NS[$i]}"; }
+    grep -qE "^1 +${ADDR[$i]//./\\.} +emu0 +::ffff:${ADDR[$i]//./\\.} " "$WORK/up.$i" ||
+        { cat "$WORK/up.$i"; fail "rdmaemu up's table does not show host 1 on ${ADDR[$i]}"; }
+}
+down() { ns_do "$1" timeout 20 "$RDMAEMU" down >/dev/null; }
+
+# counter I NAME: host 1's wire counter NAME on side I.
+counter() {
+    ns_do "$1" "$RDMAEMU" status --json >"$WORK/status.$1"
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hosts"][0]["counters"][sys.argv[2]])' \
+        "$WORK/status.$1" "$2"
+}
+
+# pair LABEL SERVER_SIDE SECS CMD...: CMD on the server side, then CMD <server address> on the
+# other; both must exit 0. Output in $WORK/LABEL.server|client.
+pair() {
+    local label=$1 s=$2 secs=$3
+    shift 3
+    local c=$((1 - s)) port=$((20000 + RANDOM % 20000))
+    ns_do "$s" timeout -k 5 "$secs" "$RDMAEMU" run --host 1 -- "$@" -p "$port" >"$WORK/$label.server" 2>&1 &
+    local spid=$!
+    BG+=("$spid")
+    local k
+    for k in $(seq 100); do
+        [[ -n $(ip netns exec "${NS[$s]}" ss -Hltn "sport = :$port") ]] && break
+        kill -0 "$spid" 2>/dev/null || break
+        sleep 0.1
+    done
+    local crc=0 src=0
+    ns_do "$c" timeout -k 5 "$secs" "$RDMAEMU" run --host 1 -- "$@" -p "$port" "${ADDR[$s]}" \
+        >"$WORK/$label.client" 2>&1 || crc=$?
+    wait "$spid" || src=$?
+    if ((crc != 0 || src != 0)); then
+        tail -n 20 "$WORK/$label.server" "$WORK/$label.client" >&2
+        fail "$label: $* (server in ${NS[$s]}, client in ${NS[$c]}): server exited $src, client $crc"
+    fi
+}
+
+both_sides() {
+    local what=$1
+    shift
+    local s
+    for s in 0 1; do
+        pair "$what.$s" "$s" 60 "$@"
+        "$CHECK" "$what.$s" "$*"
+        ok "server ${ADDR[$s]}, client ${ADDR[$((1 - s))]}: $*"
+    done
+}
+
+iters_line() {
+    local side
+    for side in server client; do
+        grep -qE '^[0-9]+ iters in [0-9.]+ seconds' "$WORK/$1.$side" ||
+            { cat "$WORK/$1.$side"; fail "$2: $side printed no 'iters in' line"; }
+    done
+}
+perftest_row() {
+    [[ -n $(perftest_rows "$WORK/$1.client") ]] ||
+        { cat "$WORK/$1.client"; fail "$2: the client printed no results row"; }
+}
+
+step "rdmaemu up --address refuses what it cannot bind, and says why"
+# refused WHY-REGEX UP-OPTIONS...: `rdmaemu up` in namespace 0 fails and says WHY.
+refused() {
+    local why=$1
+    shift
+    if ns_do 0 timeout 60 "$RDMAEMU" up "$@" >"$WORK/refused" 2>&1; then
+        ns_do 0 "$RDMAEMU" down >/dev/null 2>&1
+        fail "rdmaemu up $* started hosts"
+    fi
+    grep -qE "$why" "$WORK/refused" || { cat "$WORK/refused"; fail "rdmaemu up $*: no '$why'"; }
+    ok "rdmaemu up $*: $(head -1 "$WORK/refused")"
+}
+refused "not an address of this machine or network namespace" --hosts 1 --address "${ADDR[1]}"
+refused "IPv6 hosts are not supported yet" --hosts 1 --address ::1
+refused "one per host" --hosts 2 --address "${ADDR[0]}"
+refused "is given twice" --hosts 2 --address "${ADDR[0]},${ADDR[0]}"
+refused "exclude each other" --hosts 1 --address "${ADDR[0]}" --subnet 3
+
+step "hosts on the namespaces' addresses"
+up 0
+up 1
+
+step "ibv_rc_pingpong --chk (the receiver checks every byte), ibv_ud_pingpong"
+CHECK=iters_line
+for size in 1 4096 65536; do
+    both_sides "rc.s$size" ibv_rc_pingpong -g 0 -n 50 -s "$size" --chk
+done
+both_sides ud ibv_ud_pingpong -g 0 -n 50 -s 1024
+
+step "perftest across the veth"
+CHECK=perftest_row
+both_sides write_bw ib_write_bw -x 0 -n 200
+pair read_bw 0 60 ib_read_bw -x 0 -n 200 && perftest_row read_bw ib_read_bw
+ok "ib_read_bw -x 0 -n 200"
+pair send_lat 1 60 ib_send_lat -x 0 -n 200 && perftest_row send_lat ib_send_lat
+ok "ib_send_lat -x 0 -n 200"
+
+step "counters: every packet came over the veth, none failed its ICRC"
+for i in 0 1; do
+    rx=$(counter "$i" rx_packets)
+    icrc=$(counter "$i" icrc_errors)
+    recovered=$(counter "$i" icrc_ipv4_id_recovered)
+    ((rx > 1000)) || fail "${ADDR[$i]}: only $rx packets received"
+    ((icrc == 0)) || fail "${ADDR[$i]}: $icrc ICRC errors"
+    # Our hosts send IP ID 0: nothing to recover between them.
+    ((recovered == 0)) || fail "${ADDR[$i]}: $recovered packets needed their IP ID recovered"
+    ok "${ADDR[$i]}: rx_packets=$rx icrc_errors=0 icrc_ipv4_id_recovered=0"
+done
+
+step "a lossy wire: --drop 0.01 on both sides"
+down 0
+down 1
+up 0 --drop 0.01 --seed 3
+up 1 --drop 0.01 --seed 4
+CHECK=iters_line
+both_sides "lossy" ibv_rc_pingpong -g 0 -n 200 -s 65536 --chk
+drops=$(($(counter 0 fault_drops) + $(counter 1 fault_drops)))
+((drops > 0)) || fail "--drop 0.01 dropped nothing"
+ok "$drops packets dropped, the transport recovered them all"

@@ -1,0 +1,229 @@
+# interop.sh: the interop checks of the VM tests (issue 16), sourced by checks.sh in the guest.
+# An emulated host and Linux Soft-RoCE talk RoCE v2 to each other: a veth pair joins the VM's
+# root namespace, where rxe1 is Soft-RoCE on one end (10.214.0.1), and a namespace of ours,
+# where an emulated host (`rdmaemu up --address 10.214.0.2`) holds the other end. rxe's socket
+# lives in the root namespace (rxe_net.c opens it in init_net), so 4791 is free in ours, and
+# every packet between them crosses the veth as it would cross a network: rxe sends its own
+# source port per QP, DF and an incrementing IP ID, and checks our ICRCs; we check its.
+#   interop_rc_pingpong   ibv_rc_pingpong -s 1, 4096, 65536, 1 MiB, -e; each side as server
+#   interop_ud_srq        ibv_ud_pingpong, ibv_srq_pingpong; each side as server
+#   interop_perftest      ib_{send,write,read,atomic}_{bw,lat}; each side as server
+#   interop_lossy         ibv_rc_pingpong 64 KiB with rdmaemu up --drop 0.01 on our side
+#   interop_counters      our icrc_errors 0 and icrc_ipv4_id_recovered > 0 (rxe's IDs verified),
+#                         no "bad ICRC" from rxe in the kernel log, no rxe QP that gave up, our
+#                         capture's every ICRC right for its recorded header (icrc_check.py)
+# The capture goes to $RDMAEMU_VM_OUT/interop.pcap for tshark on the host (run_checks.sh).
+
+IOP_NS=rdmaemu-interop
+IOP_RXE_IP=10.214.0.1
+IOP_EMU_IP=10.214.0.2
+IOP_RT=/tmp/rdmaemu-interop-hosts
+IOP_PCAP=/tmp/rdmaemu-interop-pcap
+IOP_DEV=rxe1
+iop_ready=0
+iop_gid=""
+iop_port=19000
+
+# ns_emu CMD...: CMD in our namespace with the interop set's runtime dir.
+ns_emu() { ip netns exec "$IOP_NS" env RDMAEMU_RUNTIME_DIR="$IOP_RT" "$@"; }
+iop_rdmaemu() { ns_emu "$B/bin/rdmaemu" "$@"; }
+
+# The veth, rxe1 on its root end and the emulated host on the other, once. Returns 1 with the
+# reason in the log.
+iop_setup() {
+    ((iop_ready)) && return 0
+    logrun ip netns add "$IOP_NS" || return 1
+    logrun ip link add vrxe type veth peer name vemu netns "$IOP_NS" || return 1
+    logrun ip addr add "$IOP_RXE_IP/24" dev vrxe && logrun ip link set vrxe up || return 1
+    ip -n "$IOP_NS" link set lo up
+    logrun ip -n "$IOP_NS" addr add "$IOP_EMU_IP/24" dev vemu && logrun ip -n "$IOP_NS" link set vemu up || return 1
+    logrun rdma link add "$IOP_DEV" type rxe netdev vrxe || return 1
+    # rxe1's IPv4 GID: ::ffff:10.214.0.1, RoCE v2 (index 1 after the fe80:: one, usually).
+    local i f
+    for i in $(seq 100); do
+        for f in /sys/class/infiniband/$IOP_DEV/ports/1/gids/*; do
+            if [ "$(cat "$f" 2>/dev/null)" = "0000:0000:0000:0000:0000:ffff:0ad6:0001" ] &&
+                [ "$(cat "/sys/class/infiniband/$IOP_DEV/ports/1/gid_attrs/types/${f##*/}" 2>/dev/null)" = "RoCE v2" ]; then
+                iop_gid=${f##*/}; break 2
+            fi
+        done
+        sleep 0.1
+    done
+    [ -n "$iop_gid" ] || { log "no RoCE v2 GID ::ffff:$IOP_RXE_IP on $IOP_DEV"; return 1; }
+    logrun ibv_devinfo -d "$IOP_DEV" -v
+    iop_up || return 1
+    iop_ready=1
+}
+
+# The emulated host on 10.214.0.2, capturing; extra options (faults) as arguments.
+iop_up() {
+    rm -rf "$IOP_RT"; mkdir -m 700 -p "$IOP_RT" "$IOP_PCAP"
+    logrun ip netns exec "$IOP_NS" env RDMAEMU_RUNTIME_DIR="$IOP_RT" "$B/bin/rdmaemu" up --hosts 1 \
+        --address "$IOP_EMU_IP" --pcap "$IOP_PCAP" --pcap-limit 50000000 "$@"
+}
+iop_down() { iop_rdmaemu down >/dev/null 2>&1; }
+
+# iop_pair LABEL SIDE TMO -- PROGRAM ARGS...: PROGRAM as server on SIDE (emu or rxe), client on
+# the other, connecting to the server's address; each side with its device and GID options
+# (ours: emu0, -g/-x 0; rxe1 with its IPv4 GID). Sets PAIR_SRV_RC PAIR_CLI_RC PAIR_SECS.
+iop_pair() {
+    local label=$1 side=$2 tmo=$3; shift 4
+    local prog=$1; shift
+    local gopt=-g
+    [[ $prog == ib_* ]] && gopt=-x
+    local emu=(ip netns exec "$IOP_NS" env RDMAEMU_RUNTIME_DIR="$IOP_RT" "$B/bin/rdmaemu" run --host 1 -- "$prog" "$gopt" 0 -p "$iop_port" "$@")
+    local rxe=("$prog" -d "$IOP_DEV" "$gopt" "$iop_gid" -p "$iop_port" "$@")
+    local srv cli addr t0; t0=$(now)
+    if [ "$side" = emu ]; then srv=("${emu[@]}"); cli=("${rxe[@]}"); addr=$IOP_EMU_IP
+    else srv=("${rxe[@]}"); cli=("${emu[@]}"); addr=$IOP_RXE_IP; fi
+    timeout "$tmo" "${srv[@]}" >"$work/$label.server" 2>&1 &
+    local sp=$! i
+    for ((i = 0; i < 200; i++)); do
+        if [ "$side" = emu ]; then ip netns exec "$IOP_NS" ss -ltn | grep -q ":$iop_port " && break
+        else ss -ltn | grep -q ":$iop_port " && break; fi
+        kill -0 $sp 2>/dev/null || break
+        sleep 0.1
+    done
+    timeout "$tmo" "${cli[@]}" "$addr" >"$work/$label.client" 2>&1
+    PAIR_CLI_RC=$?
+    wait $sp
+    PAIR_SRV_RC=$?
+    PAIR_SECS=$(since "$t0")
+    {
+        echo "\$ server on $side: ${srv[*]} / client: ${cli[*]} $addr: ${PAIR_SECS} s"
+        echo "--- server (exit $PAIR_SRV_RC)"; cat "$work/$label.server"
+        echo "--- client (exit $PAIR_CLI_RC)"; cat "$work/$label.client"
+    } >>"$LOG"
+    iop_port=$((iop_port + 1))
+}
+
+# iop_pingpongs NAME ITERS PROGRAM ARGS...: both sides as server; FAIL and return 1 on the first
+# pair that does not finish with the "iters in" line on both ends.
+iop_pingpongs() {
+    local name=$1 iters=$2; shift 2
+    local side
+    for side in emu rxe; do
+        iop_pair "$name.$side" "$side" 120 -- "$@" -n "$iters"
+        if ! pair_ok "$name.$side" "$iters"; then
+            result "$name" FAIL "$* -n $iters, server on $side: $(pair_why "$name.$side")"; return 1
+        fi
+        IOP_NOTES+=("$1 ${*:2} ($side server) ${PAIR_SECS}s")
+    done
+}
+
+# rxe1's counters into the log, to tell which check moved them.
+iop_rxe_stats() { log "--- rxe1 counters $1:"; rdma statistic show link "$IOP_DEV/1" >>"$LOG" 2>&1; }
+
+check_interop_rc_pingpong() {
+    iop_rxe_stats "before"
+    iop_setup || { result interop_rc_pingpong FAIL "setup failed: $(tail -3 "$LOG" | tr '\n' ' ')"; return; }
+    IOP_NOTES=()
+    iop_pingpongs interop_rc_pingpong 100 ibv_rc_pingpong -s 1 --chk || return
+    iop_pingpongs interop_rc_pingpong 100 ibv_rc_pingpong -s 4096 --chk || return
+    iop_pingpongs interop_rc_pingpong 100 ibv_rc_pingpong -s 4096 -e --chk || return
+    iop_pingpongs interop_rc_pingpong 50 ibv_rc_pingpong -s 65536 --chk || return
+    iop_pingpongs interop_rc_pingpong 10 ibv_rc_pingpong -s 1048576 --chk || return
+    result interop_rc_pingpong PASS "emu0 <-> $IOP_DEV (GID $iop_gid), --chk: ${IOP_NOTES[*]}"
+}
+
+check_interop_ud_srq() {
+    iop_rxe_stats "before"
+    iop_setup || { result interop_ud_srq FAIL "setup failed"; return; }
+    IOP_NOTES=()
+    iop_pingpongs interop_ud_srq 100 ibv_ud_pingpong -s 1024 || return
+    iop_pingpongs interop_ud_srq 100 ibv_srq_pingpong -s 4096 || return
+    result interop_ud_srq PASS "emu0 <-> $IOP_DEV: ${IOP_NOTES[*]}"
+}
+
+check_interop_perftest() {
+    iop_rxe_stats "before"
+    iop_setup || { result interop_perftest FAIL "setup failed"; return; }
+    local prog side notes=() try label
+    for prog in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat; do
+        for side in emu rxe; do
+            for try in 1 2 3; do
+                label=interop_$prog.$side.$try
+                # perftest asks for max_rd_atomic = the peer's outstanding reads: rxe offers
+                # 128, our device (like mlx5) takes at most 16, so both sides are told 16.
+                local o=()
+                [[ $prog == ib_read_* || $prog == ib_atomic_* ]] && o=(-o 16)
+                iop_pair "$label" "$side" 120 -- "$prog" -n 200 "${o[@]}"
+                [ "$PAIR_SRV_RC" -eq 0 ] && [ "$PAIR_CLI_RC" -eq 0 ] && break
+                grep -qE "Correlation coefficient|Can't produce a report" "$work/$label.server" "$work/$label.client" || break
+            done
+            if [ "$PAIR_SRV_RC" -ne 0 ] || [ "$PAIR_CLI_RC" -ne 0 ] ||
+                ! grep -qE '^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+([0-9.]+|inf)' "$work/$label.client"; then
+                result interop_perftest FAIL "$prog -n 200, server on $side: $(pair_why "$label")"; return
+            fi
+            notes+=("$prog/$side")
+        done
+    done
+    result interop_perftest PASS "emu0 <-> $IOP_DEV, each side as server: ${notes[*]}"
+}
+
+check_interop_lossy() {
+    iop_setup || { result interop_lossy FAIL "setup failed"; return; }
+    iop_counters_before_loss
+    iop_down
+    iop_up --drop 0.01 --seed 16 || { result interop_lossy FAIL "rdmaemu up --drop 0.01 failed"; return; }
+    IOP_NOTES=()
+    iop_pingpongs interop_lossy 100 ibv_rc_pingpong -s 65536 --chk || return
+    iop_rdmaemu status --json >"$work/interop.lossy.json"
+    local drops
+    drops=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hosts"][0]["counters"]["fault_drops"])' "$work/interop.lossy.json")
+    log "--- rxe1 after the lossy runs:"; logrun rdma statistic show link "$IOP_DEV/1"
+    ((drops > 0)) || { result interop_lossy FAIL "--drop 0.01 dropped nothing"; return; }
+    result interop_lossy PASS "$drops of our packets dropped, rxe's retransmissions and ours recovered them: ${IOP_NOTES[*]}"
+}
+
+# Our counters and rxe's after the clean checks (before the lossy one restarts the host).
+iop_counters_before_loss() {
+    iop_rdmaemu status --json >"$work/interop.status.json"
+    iop_rdmaemu status >>"$LOG" 2>&1
+    rdma statistic show link "$IOP_DEV/1" >"$work/interop.rxe.stats" 2>&1
+    cat "$work/interop.rxe.stats" >>"$LOG"
+    cp "$IOP_PCAP/host1.pcap" "$out/interop.pcap" 2>/dev/null
+    cp "$IOP_RT/host1/nicsimd.log" "$out/interop-nicsimd.log" 2>/dev/null
+}
+
+check_interop_counters() {
+    [ -s "$work/interop.status.json" ] || iop_counters_before_loss
+    local c
+    c=$(python3 -c '
+import json, sys
+h = json.load(open(sys.argv[1]))["hosts"][0]
+c = h["counters"]
+print(c["icrc_errors"], c["icrc_ipv4_id_recovered"], c["rx_packets"], c["wrong_source"], h.get("icrc_ipv4", "?"))
+' "$work/interop.status.json")
+    read -r icrc recovered rx wrong policy <<<"$c"
+    log "our host: icrc_errors=$icrc icrc_ipv4_id_recovered=$recovered rx_packets=$rx wrong_source=$wrong policy=$policy"
+    # rxe drops a packet with a bad ICRC before it counts it, saying "bad ICRC from <addr>" in
+    # the kernel log (rxe_recv.c / rxe_icrc.c, pr_warn_ratelimited): none may be there. Of its
+    # counters (rxe_hw_counters.c) only a QP that gave up is an error; the sequence and retry
+    # counters are recovery from packets the VM's kernel lost in bursts (veth backlog, socket
+    # buffers: logged below), which the transport is there to survive.
+    local bad icrc_warn recovery
+    icrc_warn=$(dmesg 2>/dev/null | grep -c 'bad ICRC')
+    dmesg 2>/dev/null | grep -i 'rxe\|rdma' | tail -20 >>"$LOG"
+    bad=$(tr ' ' '\n' <"$work/interop.rxe.stats" | paste - - 2>/dev/null |
+        awk '$1 ~ /^(retry_exceeded_err|retry_rnr_exceeded_err)$/ && $2 != 0 {printf "%s=%s ", $1, $2}')
+    recovery=$(tr ' ' '\n' <"$work/interop.rxe.stats" | paste - - 2>/dev/null |
+        awk '$1 ~ /^(duplicate_request|out_of_seq_request|rcvd_seq_err|completer_retry_err|send_err)$/ {printf "%s=%s ", $1, $2}')
+    log "--- the VM kernel's drops: /proc/net/softnet_stat (2nd column), UDP RcvbufErrors"
+    cat /proc/net/softnet_stat >>"$LOG"; grep '^Udp:' /proc/net/snmp >>"$LOG"
+    ip -s link show vrxe >>"$LOG" 2>&1
+    local icrc_check=$here/icrc_check.py
+    [ -f "$icrc_check" ] || icrc_check=/rdmaemu-it/icrc_check.py
+    local cap="capture not checked"
+    if [ -f "$icrc_check" ] && [ -s "$out/interop.pcap" ]; then
+        if logrun python3 "$icrc_check" "$out/interop.pcap"; then cap="every captured ICRC right for its recorded header"
+        else result interop_counters FAIL "icrc_check.py: a captured packet's ICRC is wrong for the header the capture recorded"; return; fi
+    fi
+    if ((icrc != 0)); then result interop_counters FAIL "icrc_errors=$icrc for rxe's traffic"
+    elif ((recovered == 0)); then result interop_counters FAIL "no rxe packet needed its IP ID recovered: did rxe send any?"
+    elif ((wrong != 0)); then result interop_counters FAIL "wrong_source=$wrong: rxe's packets taken for someone else's"
+    elif ((icrc_warn != 0)); then result interop_counters FAIL "rxe logged $icrc_warn 'bad ICRC' for our packets"
+    elif [ -n "$bad" ]; then result interop_counters FAIL "rxe's QPs gave up: $bad"
+    else result interop_counters PASS "icrc_errors=0, $recovered of $rx rxe packets verified with their IP ID recovered (policy $policy); rxe: no 'bad ICRC', no QP gave up (recovery: $recovery); $cap"
+    fi
+}
