@@ -24,9 +24,12 @@ export RDMAEMU_VM_TIMEOUT=${RDMAEMU_VM_TIMEOUT:-1200}
 rm -rf "$outdir"
 mkdir -p "$outdir"
 echo "run_checks.sh: VM checks of $build (results in $outdir/out)"
+# interop_tshark runs here, after the VM (below); the rest in the guest.
+guest_checks=()
+for c in "$@"; do [ "$c" = interop_tshark ] || guest_checks+=("$c"); done
 "$rxe_vm" run --share "$build=$build" --share "$here=/rdmaemu-tests" \
     --share "$here/../integration=/rdmaemu-it" --out "$outdir" \
-    "$here/checks.sh" "$build" "$@"
+    "$here/checks.sh" "$build" ${guest_checks[@]+"${guest_checks[@]}"}
 rc=$?
 if [ ! -s "$outdir/out/results.txt" ]; then
     echo "run_checks.sh: FAILED: the VM did not run the checks (rxe-vm exit $rc; see above)."
