@@ -110,10 +110,7 @@ mpi_ping() {
 
 # fi_pp PROVIDER ENDPOINT SIZE ITERATIONS [lossy]: fi_pingpong -v, server on host 1 (its control
 # channel on a TCP port), client on host 2; both ends must report every message acknowledged.
-# `lossy`, for ofi_rxd on a lossy wire: the server may hang in its teardown once both ends have
-# reported. rxd (libfabric's reliability over UD) retransmits its last packet until the peer
-# ACKs it; when that ACK is lost after the client exited, nobody ever will (the peer host counts
-# the retransmissions as unknown_qp): libfabric's behaviour on any lossy datagram fabric.
+# `lossy`: a lossy wire, where the teardown after the transfer may fail (below).
 fi_pp() {
     local prov=$1 ep=$2 size=$3 iters=$4 lossy=${5:-} port label
     label=fi_pp_$(tr -c 'a-z' _ <<<"$prov$ep")
@@ -128,11 +125,15 @@ fi_pp() {
     timeout 60 "$RDMAEMU" run --host 2 -- fi_pingpong "${args[@]}" -P "$port" "$a1" \
         >"$EMU_WORK/$label.client" 2>&1 || rc=$?
     wait "$spid" || src=$?
-    if [[ $lossy == lossy && $rc == 0 && $src == 124 ]] &&
+    # On a lossy wire the last message's ACK can be lost after its receiver has exited: the
+    # sender's retries then find nobody (ofi_rxd waits for ever, MSG and rxm fail with "transport
+    # retry counter exceeded"), as on any lossy fabric. Once both ends reported every message
+    # acknowledged, that teardown is not held against the transfer; the note says it happened.
+    if [[ $lossy == lossy ]] && ((rc != 0 || src != 0)) &&
         grep -qE "^[0-9]+[kmg]? +$iters +=$iters " "$EMU_WORK/$label.server" &&
-        grep -q 'Terminating test' "$EMU_WORK/$label.server"; then
-        echo "note: fi_pingpong -p '$prov': the server reported every message and then waited in its teardown for an ACK the wire lost"
-        src=0
+        grep -qE "^[0-9]+[kmg]? +$iters +=$iters " "$EMU_WORK/$label.client"; then
+        echo "note: fi_pingpong -p '$prov' -e $ep: both ends reported every message; then client exit $rc, server exit $src in the teardown (a last ACK lost on the lossy wire)"
+        rc=0 src=0
     fi
     # Known, not understood yet: in about one run of ten libfabric 1.17's ofi_rxm client dies
     # of SIGSEGV inside libfabric (no symbols in Debian's package) after it reported every
@@ -214,9 +215,9 @@ ok "fi_info -p verbs lists FI_EP_MSG and verbs;ofi_rxm FI_EP_RDM on emu0"
 
 # libfabric_and_qperf [lossy]
 libfabric_and_qperf() {
-    fi_pp verbs msg 65536 100
+    fi_pp verbs msg 65536 100 "${1:-}"
     ok "fi_pingpong -p verbs -e msg"
-    fi_pp "verbs;ofi_rxm" rdm 65536 100
+    fi_pp "verbs;ofi_rxm" rdm 65536 100 "${1:-}"
     ok "fi_pingpong -p 'verbs;ofi_rxm' -e rdm"
     fi_pp "verbs;ofi_rxd" rdm 4096 100 "${1:-}"
     ok "fi_pingpong -p 'verbs;ofi_rxd' -e rdm"
