@@ -18,7 +18,7 @@ build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure
+	cd $(BUILD) && ctest --output-on-failure $(CTEST_ARGS)
 
 # The quick loop while changing code: build, then the unit and protocol tests (no daemons, no VM,
 # no package installs; about a minute once built). Needs the packages `make deps` installs.
@@ -34,8 +34,12 @@ demo: build
 	@tools/demo.sh $(BUILD)
 
 # The sanitizer build CI runs once: ASan+UBSan over the daemon, the library and the tests.
+# real_stacks runs in `make test` only: with the ASan runtime preloaded into Debian's libfabric
+# 1.17, fi_pingpong -v stops on libfabric's own heap-buffer-overflow (inet_ntop in fi_tostr).
+CTEST_ARGS ?=
 sanitize:
-	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DRDMAEMU_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo"
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DRDMAEMU_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo" \
+	  CTEST_ARGS="-E real_stacks"
 
 # The fuzz targets (tests/fuzz) with clang's libFuzzer under ASan+UBSan: each replays its seeds and
 # kept crashes, then fuzzes for FUZZ_SECONDS (three targets: a minute). A crash fails; its input

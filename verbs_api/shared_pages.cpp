@@ -56,7 +56,18 @@ void make_private(uint64_t start, const Region& r) {
     void* copy =
         ::mmap(nullptr, r.length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (copy == MAP_FAILED) return; // it stays shared: still the app's bytes
-    std::memcpy(copy, reinterpret_cast<void*>(start), r.length);
+    // The bytes come from the memfd, not through the app's addresses: the app may have freed
+    // the range already (UCX's registration cache deregisters after free(); ASan saw the copy
+    // read freed heap), and the pages must keep their bytes whoever owns them now.
+    for (uint64_t done = 0; done < r.length;) {
+        ssize_t n = ::pread(r.memfd, static_cast<char*>(copy) + done, r.length - done,
+                            static_cast<off_t>(done));
+        if (n <= 0) { // it stays shared: still the app's bytes
+            ::munmap(copy, r.length);
+            return;
+        }
+        done += static_cast<uint64_t>(n);
+    }
     if (::mremap(copy, r.length, r.length, MREMAP_MAYMOVE | MREMAP_FIXED,
                  reinterpret_cast<void*>(start)) == MAP_FAILED)
         ::munmap(copy, r.length);
