@@ -162,7 +162,7 @@ def stacks_table(r):
     send_bw = t.get("bw", {}).get(("send", 65536))
     tcp_bw = t.get("iperf3", {}).get(65536)
     tl, tb, np = st["tag_lat"] or {}, st["tag_bw"] or {}, st["netpipe"] or {}
-    mib = (tb.get("bw_mb"))  # UCX's MB/s are 2^20 bytes
+    mib = tb.get("bw_mb")  # UCX's MB/s are 2^20 bytes
     small_label = size_label(small) if small is not None else "?"
     rows = [
         ("ucx_perftest tag_lat 8 B typical (1-way)", "usec", fmt(tl.get("typical_us")),
