@@ -35,6 +35,13 @@ void free_ah(Nic& nic, SessionObjects& objs, Ah& ah) {
 int destroy_ah(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Ah* ah = c.objects.ahs.get(q.handle);
     if (!ah) return no_object(c, "AH", q.handle);
+    // Hardware copies the address vector into each WQE at post time (mlx5's datagram segment),
+    // so sends posted before the destroy still reach their address: send them first (mckey
+    // posts its datagrams and destroys the AH at once).
+    if (DataPath* dp = c.nic.data_path())
+        c.objects.qps.for_each([&](Qp& qp) {
+            if (qp.pd == ah->pd && qp.type == IBV_QPT_UD) dp->send_posted(qp);
+        });
     free_ah(c.nic, c.objects, *ah);
     c.log.debug("{} ah#{} destroyed", c.prefix, q.handle);
     return 0;

@@ -26,7 +26,7 @@
 //             2 MiB; IBV_ACCESS_ZERO_BASED in ibv_reg_mr changes nothing (mlx5)
 //   ud        READ, WRITE and atomics on UD are posted and complete with LOC_QP_OP_ERR; the
 //             AH's traffic class reaches the receiver's GRH (tos & 0xfc); a SEND posted right
-//             before ibv_destroy_qp arrives
+//             before ibv_destroy_qp, or before ibv_destroy_ah of its AH, arrives
 //   pd        ibv_dealloc_pd of a PD in use: EBUSY, errno EBUSY (MR, MW, QP, SRQ, AH); an SRQ
 //             of another PD than its QP: receives checked against the SRQ's PD, remote
 //             accesses against the QP's
@@ -772,6 +772,23 @@ static void case_ud(struct ibv_pd* pd) {
           "ud: a SEND posted right before ibv_destroy_qp -> post %s, the receive %s (expected "
           "SUCCESS)",
           prc ? strerror(prc) : "0", st(r));
+    // Likewise one posted right before its AH is destroyed: the WQE holds the address (mckey).
+    src = ud_qp(pd, scq);
+    post_recv(dst, 6, &rsge, 1);
+    struct ibv_ah* once = ibv_create_ah(pd, &aa);
+    if (!once) die("ibv_create_ah: %s", strerror(errno));
+    send.wr_id = 7;
+    send.wr.ud.ah = once;
+    prc = post(src, &send);
+    int drc = ibv_destroy_ah(once);
+    r = prc ? -1 : next_status(rcq, NULL);
+    struct ibv_wc wc;
+    int sent = ibv_poll_cq(scq, 1, &wc) == 1 ? (int)wc.status : -1;
+    check(prc == 0 && drc == 0 && r == IBV_WC_SUCCESS && sent == -1,
+          "ud: a SEND posted right before ibv_destroy_ah of its AH -> post %s, destroy %s, the "
+          "receive %s, the sender's completion %s (expected SUCCESS; none, as unsignaled)",
+          prc ? strerror(prc) : "0", drc ? strerror(drc) : "0", st(r), st(sent));
+    ibv_destroy_qp(src);
     ibv_destroy_qp(dst);
     ibv_destroy_ah(ah);
     ibv_destroy_cq(scq);

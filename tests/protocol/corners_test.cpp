@@ -339,6 +339,30 @@ TEST_CASE("corners: a UD AH's traffic class goes out and lands in the receiver's
     CHECK(bytes_of(buf, 40, 32) == data);
 }
 
+// A datagram posted before its AH is destroyed still goes to the AH's address: hardware copies
+// the address vector into the WQE at post time (mlx5's datagram segment); mckey posts and then
+// destroys its AH at once.
+TEST_CASE("corners: a UD send posted before ibv_destroy_ah still goes out", "[corners]") {
+    Rig rig;
+    Qp& qp = ud_qp(rig);
+    auto data = pattern(32);
+    Mr& mr = rig.reg_mr(data.data(), data.size(), 0);
+    ipc::SendWqe w = wqe(1, IBV_WR_SEND);
+    w.ah = make_ah(rig, 0);
+    w.remote_qpn = 0x123;
+    w.remote_qkey = 0x11111111;
+    rig.enqueue_send(qp, w, {sge(data.data(), data.size(), mr)}); // posted; no doorbell yet
+    ipc::Empty e;
+    REQUIRE(nicsim::destroy_ah(rig.ctx, {w.ah, 0}, e) == 0);
+    rig.env.drain();
+    auto sent = rig.env.take();
+    REQUIRE(sent.size() == 1);
+    CHECK(sent[0].payload == data);
+    auto wcs = Rig::poll(*qp.send_cq);
+    REQUIRE(wcs.size() == 1);
+    CHECK(wcs[0].status == IBV_WC_SUCCESS); // not LOC_QP_OP_ERR
+}
+
 // An RC QP's packets carry the traffic class of its address vector.
 TEST_CASE("corners: an RC QP sends with its path's traffic class", "[corners]") {
     Rig rig;

@@ -230,6 +230,10 @@ class FakeDataPath final : public nicsim::DataPath {
     explicit FakeDataPath(FakeEnv& env) : env_(env) {}
     void qp_modified(Qp& qp, ibv_qp_state from) override { nicsim::rc::modified(env_, qp, from); }
     void qp_destroying(Qp& qp) override { qp.scheduled = false; }
+    void send_posted(Qp& qp) override {
+        while (nicsim::rc::run(env_, qp, 64)) {
+        }
+    }
     void wq_error(nicsim::Wq& wq) override { nicsim::raw::flush_wq(env_, wq); }
     void complete(Cq& cq, const ibv_wc& wc) override {
         nicsim::rc::post_completion(env_, cq, wc, false);
