@@ -99,16 +99,12 @@ mpid=$!
 emu_bg_register "$mpid"
 for _ in $(seq 100); do grep -q "receiving data" "$EMU_WORK/mckey.recv" && break; sleep 0.1; done
 grep -q "receiving data" "$EMU_WORK/mckey.recv" || fail "mckey receiver did not join: $(cat "$EMU_WORK/mckey.recv")"
-# UD multicast is unreliable (IBA 10.5.3): a datagram the receiving NIC could not take in time
-# (seen once under ASan on 2 CPUs) is gone, so a receiver still short of its 20 gets another
-# round of 20; more than two rounds would be a real loss.
-for round in 1 2 3; do
-    timeout 60 "$RDMAEMU" run --host 2 -- mckey -m 224.0.0.9 -b "$A2" -s -C 20 >"$EMU_WORK/mckey.send" 2>&1 ||
-        fail "mckey sender exited $?: $(cat "$EMU_WORK/mckey.send")"
-    for _ in $(seq 50); do kill -0 "$mpid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$mpid" 2>/dev/null || break
-    echo "mckey receiver still short after round $round of 20 datagrams"
-done
+# UD multicast is unreliable (IBA 10.5.3), but nothing here drops: 20 datagrams on loopback into
+# 20 posted receives all arrive. mckey destroys its AH right after posting: the NIC sends them
+# first (they once failed LOC_QP_OP_ERR, and the receiver waited).
+timeout 60 "$RDMAEMU" run --host 2 -- mckey -m 224.0.0.9 -b "$A2" -s -C 20 >"$EMU_WORK/mckey.send" 2>&1 ||
+    fail "mckey sender exited $?: $(cat "$EMU_WORK/mckey.send")"
+for _ in $(seq 50); do kill -0 "$mpid" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$mpid" 2>/dev/null && fail "mckey receiver still waits: $(cat "$EMU_WORK/mckey.recv")"
 wait "$mpid" || fail "mckey receiver exited $?"
 grep -qx "test complete" "$EMU_WORK/mckey.recv" || fail "mckey receiver: no 'test complete'"
