@@ -289,6 +289,8 @@ int CmAgent::listen(CmClient& c, const ipc::CmListenReq& req, ipc::CmIdInfo& inf
     id->backlog =
         req.backlog > 0 && req.backlog < config_.max_backlog ? req.backlog : config_.max_backlog;
     id->state = RdmaState::Listen;
+    log_.debug("cm#{}: listening on {} port {}", id->handle,
+               id->local.addr ? inet_ntoa(in_addr{id->local.addr}) : "any address", id->local.port);
     info = info_of(*id);
     return 0;
 }

@@ -160,8 +160,8 @@ void CmAgent::on_req(uint32_t src, const mad::MadHeader& h, const mad::Req& m) {
     if (!l) {
         if (!any_on_port) {
             ++counters_.req_no_listener;
-            log_.debug("cm: REQ from {} for service {:#x}: nobody listens", inet_ntoa(in_addr{src}),
-                       m.service_id);
+            log_.debug("cm: REQ from {} for service {:#x} (comm ID {:#x}): nobody listens",
+                       inet_ntoa(in_addr{src}), m.service_id, m.local_comm_id);
             return issue_rej(src, h.tid, m.local_comm_id, mad::RejReason::InvalidServiceId);
         }
         ++counters_.req_rejected; // the port listens, on another address

@@ -4,6 +4,7 @@
 
 #include "emu/wire/ip_cm.h"
 
+#include <arpa/inet.h>
 #include <endian.h>
 
 #include <algorithm>
@@ -85,6 +86,8 @@ void CmAgent::send_req(CmId& id, const ipc::CmConnParam& p) {
     r.primary.local_ack_timeout = ack_timeout(config_.ack_delay, config_.packet_life_time);
     put_ip_header(id, p, r.private_data);
     mad::encode(r, id.tid, id.out.mad.data());
+    log_.debug("cm#{}: REQ to {} port {} (service {:#x}, comm ID {:#x})", id.handle,
+               inet_ntoa(in_addr{id.remote.addr}), id.remote.port, r.service_id, r.local_comm_id);
     send_expecting(id, id.timeout_ms, id.max_cm_retries);
 }
 
