@@ -16,10 +16,12 @@
 namespace rdmacm {
 
 // An opened device the CM IDs on it share: one ibv_context per device and process, as in
-// rdma-core, with a PD for the IDs whose app gives none.
+// rdma-core, with a PD for the IDs whose app gives none and an XRC domain for the XRC_RECV QPs
+// and XRC SRQs of IDs whose app gives none (opened on first use).
 struct CmDevice {
     ibv_context* verbs = nullptr;
     ibv_pd* pd = nullptr;
+    ibv_xrcd* xrcd = nullptr;
     uint64_t guid = 0; // network order
     uint8_t max_initiator_depth = 0;
     uint8_t max_responder_resources = 0;

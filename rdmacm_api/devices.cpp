@@ -2,6 +2,8 @@
 
 #include "export.h"
 
+#include <fcntl.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -69,10 +71,27 @@ CmDevice* acquire_device(uint64_t guid) {
 
 void release_device(CmDevice* dev) {
     std::lock_guard lock(devices_mutex);
-    if (--dev->refs == 0 && dev->pd) {
+    if (--dev->refs) return;
+    if (dev->xrcd) {
+        ibv_close_xrcd(dev->xrcd);
+        dev->xrcd = nullptr;
+    }
+    if (dev->pd) {
         ibv_dealloc_pd(dev->pd);
         dev->pd = nullptr;
     }
+}
+
+ibv_xrcd* device_xrcd(CmDevice* dev) {
+    std::lock_guard lock(devices_mutex);
+    if (!dev->xrcd) {
+        ibv_xrcd_init_attr attr{};
+        attr.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+        attr.fd = -1;
+        attr.oflags = O_CREAT;
+        dev->xrcd = ibv_open_xrcd(dev->verbs, &attr);
+    }
+    return dev->xrcd;
 }
 
 } // namespace rdmacm

@@ -1,8 +1,10 @@
 // rdma_create_qp(_ex) and rdma_create_srq(_ex): the verbs objects of a CM ID, with the CQs and
 // completion channels librdmacm makes when the app gives none (rdma_get_send_comp and
 // rdma_get_recv_comp of <rdma/rdma_verbs.h> wait on those), and the QP moved to INIT (UD: to
-// RTS) with the attributes the NIC's CM gives.
+// RTS) with the attributes the NIC's CM gives. An XRC_RECV ID's QP and XRC SRQ live in the
+// device's XRC domain unless the app names one; its SRQ completes into the ID's receive CQ.
 #include "cm_session.h"
+#include "devices.h"
 #include "export.h"
 #include "ids.h"
 
@@ -15,6 +17,8 @@ using namespace rdmacm;
 namespace {
 
 void destroy_cqs(rdma_cm_id* id) {
+    // An XRC_RECV ID's receive CQ is its XRC SRQ's: it goes with the SRQ (rdma_destroy_srq).
+    if (id->qp_type == IBV_QPT_XRC_RECV && id->srq) return;
     if (id->recv_cq) {
         ibv_destroy_cq(id->recv_cq);
         if (id->send_cq && id->send_cq != id->recv_cq) ibv_destroy_cq(id->send_cq);
@@ -85,6 +89,12 @@ RDMACM_EXPORT int rdma_create_qp_ex(rdma_cm_id* id, ibv_qp_init_attr_ex* attr) {
     if ((id->recv_cq && attr->recv_cq && id->recv_cq != attr->recv_cq) ||
         (id->send_cq && attr->send_cq && id->send_cq != attr->send_cq))
         return fail(EINVAL);
+    if (id->qp_type == IBV_QPT_XRC_RECV &&
+        (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd)) {
+        attr->xrcd = device_xrcd(priv(id)->device);
+        if (!attr->xrcd) return -1;
+        attr->comp_mask |= IBV_QP_INIT_ATTR_XRCD;
+    }
     if (create_cqs(id, attr->send_cq || id->send_cq ? 0 : attr->cap.max_send_wr,
                    attr->recv_cq || id->recv_cq ? 0 : attr->cap.max_recv_wr)) {
         const int err = errno;
@@ -101,7 +111,7 @@ RDMACM_EXPORT int rdma_create_qp_ex(rdma_cm_id* id, ibv_qp_init_attr_ex* attr) {
         destroy_cqs(id);
         return fail(err);
     }
-    id->pd = qp->pd;
+    if (qp->pd) id->pd = qp->pd; // an XRC_RECV QP has none: the ID keeps its own
     id->qp = qp;
     return 0;
 }
@@ -130,9 +140,33 @@ RDMACM_EXPORT int rdma_create_srq_ex(rdma_cm_id* id, ibv_srq_init_attr_ex* attr)
         attr->pd = id->pd;
         attr->comp_mask |= IBV_SRQ_INIT_ATTR_PD;
     }
-    if (attr->srq_type == IBV_SRQT_XRC) return fail(EOPNOTSUPP); // no XRC CM IDs here
+    bool made_cq = false;
+    if (attr->srq_type == IBV_SRQT_XRC) {
+        if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd) {
+            attr->xrcd = device_xrcd(priv(id)->device);
+            if (!attr->xrcd) return -1;
+        }
+        // The SRQ's completions go to the ID's receive CQ, made now if the ID has none yet
+        // (rdma-core makes another one even when rdma_get_request made the QP's).
+        if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq) {
+            if (!id->recv_cq) {
+                if (create_cqs(id, 0, attr->attr.max_wr)) {
+                    const int err = errno;
+                    destroy_cqs(id);
+                    return fail(err);
+                }
+                made_cq = true;
+            }
+            attr->cq = id->recv_cq;
+        }
+        attr->comp_mask |= IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+    }
     ibv_srq* srq = ibv_create_srq_ex(id->verbs, attr);
-    if (!srq) return -1;
+    if (!srq) {
+        const int err = errno;
+        if (made_cq) destroy_cqs(id);
+        return fail(err);
+    }
     if (!id->pd) id->pd = attr->pd;
     id->srq = srq;
     return 0;
@@ -143,7 +177,7 @@ RDMACM_EXPORT int rdma_create_srq(rdma_cm_id* id, ibv_pd* pd, ibv_srq_init_attr*
     ibv_srq_init_attr_ex ex{};
     std::memcpy(&ex, attr, sizeof *attr);
     ex.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
-    ex.srq_type = IBV_SRQT_BASIC;
+    ex.srq_type = id->qp_type == IBV_QPT_XRC_RECV ? IBV_SRQT_XRC : IBV_SRQT_BASIC;
     ex.pd = pd;
     int ret = rdma_create_srq_ex(id, &ex);
     std::memcpy(attr, &ex, sizeof *attr);

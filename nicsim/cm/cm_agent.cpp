@@ -135,7 +135,8 @@ mad::Gid CmAgent::gid_of(uint32_t addr) const {
 int CmAgent::create_id(CmClient& c, const ipc::CmCreateIdReq& req, uint32_t& handle) {
     if (!c.has_channel(req.channel)) return EINVAL;
     if (!valid_port_space(req.port_space)) return EPROTONOSUPPORT;
-    if (req.qp_type != IBV_QPT_RC && req.qp_type != IBV_QPT_UC && req.qp_type != IBV_QPT_UD)
+    if (req.qp_type != IBV_QPT_RC && req.qp_type != IBV_QPT_UC && req.qp_type != IBV_QPT_UD &&
+        req.qp_type != IBV_QPT_XRC_SEND && req.qp_type != IBV_QPT_XRC_RECV)
         return EINVAL;
     auto id = std::make_unique<CmId>();
     id->handle = handle = ++last_handle_;

@@ -21,6 +21,16 @@ constexpr size_t kSidrRepPrivateData = 136;
 constexpr size_t kRejPrivateData = 148;
 constexpr uint8_t kHopLimit = 64;
 
+// cm.c's ib_cm_init_qp_attr by QP type: RC and the XRC target answer reads and atomics (their
+// RTR sets the responder's depth and RNR timer); RC and the XRC initiator are reliable
+// requesters (their RTS sets the retries and the initiator depth). UC is neither.
+bool has_responder(ibv_qp_type t) {
+    return t == IBV_QPT_RC || t == IBV_QPT_XRC_RECV;
+}
+bool has_requester(ibv_qp_type t) {
+    return t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND;
+}
+
 } // namespace
 
 int CmAgent::connect(CmClient& c, const ipc::CmConnectReq& req) {
@@ -197,7 +207,7 @@ int CmAgent::init_qp_attr(CmClient& c, const ipc::CmInitQpAttrReq& req,
     case IBV_QPS_INIT:
         out.mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
         a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-        if (id->responder_resources && id->qp_type == IBV_QPT_RC)
+        if (id->responder_resources && has_responder(id->qp_type))
             a.qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
         a.pkey_index = 0;
         a.port_num = 1;
@@ -214,7 +224,7 @@ int CmAgent::init_qp_attr(CmClient& c, const ipc::CmInitQpAttrReq& req,
         a.path_mtu = id->path_mtu;
         a.dest_qp_num = id->remote_qpn;
         a.rq_psn = id->seq_num;
-        if (id->qp_type == IBV_QPT_RC) {
+        if (has_responder(id->qp_type)) {
             out.mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
             a.max_dest_rd_atomic = id->responder_resources;
             a.min_rnr_timer = 0; // cm.c leaves the RNR timer at code 0
@@ -224,12 +234,15 @@ int CmAgent::init_qp_attr(CmClient& c, const ipc::CmInitQpAttrReq& req,
         if (id->cm == CmState::ReqSent || id->cm == CmState::MraReqRcvd) return EINVAL;
         out.mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
         a.sq_psn = id->peer_psn;
-        if (id->qp_type == IBV_QPT_RC) {
-            out.mask |=
-                IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_TIMEOUT;
+        if (has_requester(id->qp_type)) {
+            out.mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
             a.retry_cnt = id->retry_count;
             a.rnr_retry = id->rnr_retry_count;
             a.max_rd_atomic = id->initiator_depth;
+        }
+        // An XRC target sends only responses, but its ACK timeout is the path's too.
+        if (has_requester(id->qp_type) || has_responder(id->qp_type)) {
+            out.mask |= IBV_QP_TIMEOUT;
             a.timeout = id->ack_timeout_set ? id->ack_timeout : id->av_timeout;
         }
         return 0;

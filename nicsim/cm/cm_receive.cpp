@@ -34,6 +34,23 @@ uint32_t header_ipv4(const ipcm::Header& h, const std::array<uint8_t, 16>& a) {
     return ipcm::to_ipv4(a);
 }
 
+// cm.c's cm_req_get_qp_type: the passive side's QP type for the REQ's transport service type
+// (IBA 12.6.5): RC, UC, or 3 with extended type 1, an XRC initiator whose target is an
+// XRC_RECV QP. False for any other (RD, reserved extended types).
+bool passive_qp_type(const mad::Req& m, ibv_qp_type& type) {
+    if (m.transport_type == mad::kTransportRc || m.transport_type == mad::kTransportUc) {
+        if (m.extended_transport_type != 0) return false;
+        type = m.transport_type == mad::kTransportUc ? IBV_QPT_UC : IBV_QPT_RC;
+        return true;
+    }
+    if (m.transport_type == mad::kTransportExtended &&
+        m.extended_transport_type == mad::kExtendedTransportXrc) {
+        type = IBV_QPT_XRC_RECV;
+        return true;
+    }
+    return false;
+}
+
 } // namespace
 
 void CmAgent::receive(uint32_t src, const uint8_t* bytes, size_t len) {
@@ -143,8 +160,8 @@ void CmAgent::on_req(uint32_t src, const mad::MadHeader& h, const mad::Req& m) {
             send_rej(*id, mad::RejReason::StaleConnection, nullptr, 0, nullptr, 0);
         return;
     }
-    if ((m.transport_type != mad::kTransportRc && m.transport_type != mad::kTransportUc) ||
-        m.extended_transport_type != 0) {
+    ibv_qp_type qp_type = IBV_QPT_RC;
+    if (!passive_qp_type(m, qp_type)) {
         ++counters_.req_rejected;
         return issue_rej(src, h.tid, m.local_comm_id, mad::RejReason::InvalidTransportType);
     }
@@ -167,8 +184,8 @@ void CmAgent::on_req(uint32_t src, const mad::MadHeader& h, const mad::Req& m) {
         ++counters_.req_rejected; // the port listens, on another address
         return issue_rej(src, h.tid, m.local_comm_id, mad::RejReason::ConsumerDefined);
     }
-    // cma.c refuses a request its listener cannot take; cm.c then rejects as the consumer.
-    const ibv_qp_type qp_type = m.transport_type == mad::kTransportUc ? IBV_QPT_UC : IBV_QPT_RC;
+    // cma.c refuses a request its listener cannot take (cma_check_req_qp_type: the listener's
+    // QP type must be the REQ's); cm.c then rejects as the consumer.
     if (hc != ipcm::HeaderCheck::Ok || !dst_addr || !header_ipv4(ip, ip.src) ||
         l->qp_type != qp_type) {
         ++counters_.req_rejected;
@@ -323,7 +340,8 @@ void CmAgent::on_rep(uint32_t src, const mad::MadHeader&, const mad::Rep& m) {
     id->remote_comm_id = m.local_comm_id;
     id->remote_ca_guid = m.local_ca_guid;
     by_remote_[{m.local_ca_guid, m.local_comm_id}] = id->handle;
-    id->remote_qpn = m.local_qpn;
+    // cm.c's cm_rep_handler: an XRC target names its QP in the local EE context number field.
+    id->remote_qpn = id->qp_type == IBV_QPT_XRC_SEND ? m.local_eecn : m.local_qpn;
     id->initiator_depth = m.responder_resources;
     id->responder_resources = m.initiator_depth;
     id->peer_psn = m.starting_psn;
@@ -341,7 +359,7 @@ void CmAgent::on_rep(uint32_t src, const mad::MadHeader&, const mad::Rep& m) {
     e.conn.flow_control = m.flow_control;
     e.conn.rnr_retry_count = m.rnr_retry_count;
     e.conn.srq = m.srq;
-    e.conn.qp_num = m.local_qpn;
+    e.conn.qp_num = id->remote_qpn;
     put_private(e.conn, m.private_data, 0, m.private_data.len);
     deliver(*id, e);
 }

@@ -19,6 +19,22 @@ namespace {
 constexpr uint16_t kPermissiveLid = 0xFFFF; // RoCE: no LIDs (cm.c, for paths of hop limit > 1)
 constexpr uint8_t kHopLimit = 64;
 
+// cm.c's cm_req_set_qp_type: RC 0, UC 1; an XRC initiator 3, extended type 1 (XRC).
+void set_transport(mad::Req& r, ibv_qp_type type) {
+    switch (type) {
+    case IBV_QPT_UC:
+        r.transport_type = mad::kTransportUc;
+        break;
+    case IBV_QPT_XRC_SEND:
+        r.transport_type = mad::kTransportExtended;
+        r.extended_transport_type = mad::kExtendedTransportXrc;
+        break;
+    default:
+        r.transport_type = mad::kTransportRc;
+        break;
+    }
+}
+
 void set_private(mad::PrivateData& p, const uint8_t* data, size_t len, size_t at = 0) {
     len = std::min(len, p.bytes.size() - at);
     if (data && len) std::memcpy(p.bytes.data() + at, data, len);
@@ -64,18 +80,22 @@ void CmAgent::send_req(CmId& id, const ipc::CmConnParam& p) {
     r.service_id = ipcm::service_id(id.ps, id.remote.port);
     r.local_ca_guid = be64toh(config_.node_guid);
     r.local_qpn = id.local_qpn;
-    r.responder_resources = id.responder_resources;
     r.initiator_depth = id.initiator_depth;
     r.remote_cm_response_timeout = config_.response_timeout;
-    r.transport_type = id.qp_type == IBV_QPT_UC ? mad::kTransportUc : mad::kTransportRc;
+    set_transport(r, id.qp_type);
     r.flow_control = p.flow_control != 0;
     r.starting_psn = id.seq_num;
     r.local_cm_response_timeout = config_.response_timeout;
-    r.retry_count = id.retry_count;
     r.path_mtu = static_cast<uint8_t>(config_.mtu);
-    r.rnr_retry_count = id.rnr_retry_count;
     r.max_cm_retries = config_.max_retries;
-    r.srq = id.srq;
+    // cm.c's cm_format_req: an XRC initiator's REQ leaves these 0 (its target answers no reads
+    // of its own, and always receives through an XRC SRQ).
+    if (id.qp_type != IBV_QPT_XRC_SEND) {
+        r.responder_resources = id.responder_resources;
+        r.retry_count = id.retry_count;
+        r.rnr_retry_count = id.rnr_retry_count;
+        r.srq = id.srq;
+    }
     r.primary.local_lid = kPermissiveLid;
     r.primary.remote_lid = kPermissiveLid;
     r.primary.local_gid = gid_of(id.local.addr);
@@ -104,14 +124,21 @@ void CmAgent::send_rep(CmId& id, const ipc::CmConnParam& p) {
     mad::Rep r;
     r.local_comm_id = id.local_comm_id;
     r.remote_comm_id = id.remote_comm_id;
-    r.local_qpn = id.local_qpn;
     r.starting_psn = id.seq_num;
     r.responder_resources = id.responder_resources;
-    r.initiator_depth = id.initiator_depth;
     r.target_ack_delay = config_.ack_delay;
-    r.flow_control = p.flow_control != 0;
     r.rnr_retry_count = std::min<uint8_t>(7, p.rnr_retry_count);
-    r.srq = id.srq;
+    if (id.qp_type == IBV_QPT_XRC_RECV) {
+        // cm.c's cm_format_rep: an XRC target names its QP in the local EE context number
+        // field and always has an SRQ; no initiator depth, no flow control.
+        r.local_eecn = id.local_qpn;
+        r.srq = true;
+    } else {
+        r.local_qpn = id.local_qpn;
+        r.initiator_depth = id.initiator_depth;
+        r.flow_control = p.flow_control != 0;
+        r.srq = id.srq;
+    }
     r.local_ca_guid = be64toh(config_.node_guid);
     set_private(r.private_data, p.private_data, p.private_data_len);
     mad::encode(r, id.tid, id.out.mad.data());

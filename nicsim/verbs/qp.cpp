@@ -1,6 +1,7 @@
 #include "device_limits.h"
 #include "verbs.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -37,7 +38,9 @@ std::string caps_beyond_device(const ibv_qp_cap& cap, bool has_srq) {
 }
 
 // One memfd with the SQ ring and, without an SRQ, the RQ ring after it. The rings are sized
-// to powers of two; the caps report what they hold.
+// to powers of two; the caps report what they hold. A send WQE's room for SGEs holds inline
+// data as well, so max_inline_data is at least that room (rxe's rxe_qp_init_req, mlx5's WQE
+// size: rdma_xclient posts 16 bytes inline on a QP that asked for none and one SGE).
 int make_qp_rings(Qp& qp, std::vector<UniqueFd>& fds) {
     using namespace emu::ipc;
     ibv_qp_cap& cap = qp.cap;
@@ -54,6 +57,9 @@ int make_qp_rings(Qp& qp, std::vector<UniqueFd>& fds) {
     qp.sq.header->entries = sq_entries;
     qp.sq.header->entry_size = sq_size;
     cap.max_send_wr = sq_entries;
+    cap.max_inline_data =
+        std::min<uint32_t>(limits::kMaxInlineData,
+                           std::max<uint32_t>(cap.max_inline_data, cap.max_send_sge * sizeof(Sge)));
     if (rq_entries) {
         qp.rq = {reinterpret_cast<RingHeader*>(base + sq_bytes), rq_entries, rq_size};
         qp.rq.header->entries = rq_entries;

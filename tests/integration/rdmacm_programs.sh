@@ -4,14 +4,15 @@
 # address (127.0.S.1), as a user would. rping 1000 times 4096 bytes with its data validated and
 # every line checked; ucmatose with 10 connections, and again moving them to another event
 # channel (-m, rdma_migrate_id); udaddy (UD, SIDR); rdma_server/rdma_client (rdma_create_ep,
-# synchronous IDs, the rdma_verbs.h helpers); perftest -R (ib_send_bw, ib_write_lat,
+# synchronous IDs, the rdma_verbs.h helpers); rdma_xserver/rdma_xclient -c x (XRC: an XRC_SEND
+# QP sends to the XRC SRQ whose number the REP carried); perftest -R (ib_send_bw, ib_write_lat,
 # ib_read_bw); mckey (multicast join); rping again with --preload (LD_PRELOAD). Each server
 # and client must exit 0, and afterwards no CM ID is left on either host.
 # usage: rdmacm_programs.sh RDMAEMU
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 emu_setup "$1"
-for p in rping ucmatose udaddy rdma_server rdma_client mckey; do
+for p in rping ucmatose udaddy rdma_server rdma_client rdma_xserver rdma_xclient mckey; do
     command -v "$p" >/dev/null || fail "$p not installed (Debian package rdmacm-utils)"
 done
 command -v ib_send_bw >/dev/null || fail "perftest not installed"
@@ -83,6 +84,11 @@ step "rdma_server / rdma_client: rdma_create_ep, synchronous IDs, rdma_verbs.h h
 pair rdma_server 7471 rdma_server -s "$A1" -- rdma_client -s "$A1"
 grep -qx "rdma_client: end 0" "$EMU_WORK/rdma_server.client" || fail "rdma_client did not end 0"
 grep -qx "rdma_server: end 0" "$EMU_WORK/rdma_server.server" || fail "rdma_server did not end 0"
+
+step "rdma_xserver / rdma_xclient -c x: XRC over rdma_cm (RDMA_PS_IB, XRC_SEND to XRC_RECV + XRC SRQ)"
+pair rdma_xserver 7471 rdma_xserver -c x -p 7471 -- rdma_xclient -c x -s "$A1" -p 7471
+grep -qx "rdma_xclient: end 0" "$EMU_WORK/rdma_xserver.client" || fail "rdma_xclient did not end 0"
+grep -qx "rdma_xserver: end 0" "$EMU_WORK/rdma_xserver.server" || fail "rdma_xserver did not end 0"
 
 step "perftest over rdma_cm (-R)"
 for prog in ib_send_bw ib_write_lat ib_read_bw; do

@@ -254,6 +254,109 @@ TEST_CASE("cm: REQ, REP and RTU connect two QPs; DREQ and DREP end it; time wait
     CHECK(p.b.event().event == RDMA_CM_EVENT_TIMEWAIT_EXIT);
 }
 
+TEST_CASE("cm: XRC: the REQ says transport 3 extended 1 and the REP names the target as EECN") {
+    Host a{kA};
+    Host b{kB};
+    const uint32_t listener = b.listener(7471, RDMA_PS_IB, IBV_QPT_XRC_RECV);
+    const uint32_t active = a.resolved(kB, 7471, RDMA_PS_IB, IBV_QPT_XRC_SEND);
+    REQUIRE(a.agent.connect(a.client, {active, 0, params(0x111111)}) == 0);
+    REQUIRE(a.env.sent.size() == 1);
+    const mad::Req r = mad::decode<mad::Req>(a.env.sent.front().mad.data());
+    CHECK(r.service_id == 0x00000000013f1d2full); // the IB port space, port 7471
+    CHECK(r.transport_type == 3);
+    CHECK(r.extended_transport_type == 1);
+    CHECK(r.local_qpn == 0x111111);
+    // cm.c's cm_format_req leaves these 0 for an XRC initiator.
+    CHECK(r.responder_resources == 0);
+    CHECK(r.retry_count == 0);
+    CHECK(r.rnr_retry_count == 0);
+    CHECK_FALSE(r.srq);
+    CHECK(r.initiator_depth == 1);
+
+    REQUIRE(deliver(a, b) == 1);
+    ipc::CmEventRecord e = b.event();
+    REQUIRE(e.event == RDMA_CM_EVENT_CONNECT_REQUEST);
+    CHECK(e.listen_id == listener);
+    CHECK(e.qp_type == IBV_QPT_XRC_RECV);
+    CHECK(e.conn.qp_num == 0x111111);
+    const uint32_t passive = e.id;
+
+    REQUIRE(b.agent.accept(b.client, {passive, 0, params(0x222222, "srqn")}) == 0);
+    REQUIRE(b.env.sent.size() == 1);
+    const mad::Rep rep = mad::decode<mad::Rep>(b.env.sent.front().mad.data());
+    CHECK(rep.local_eecn == 0x222222); // cm.c's cm_format_rep for an XRC target
+    CHECK(rep.local_qpn == 0);
+    CHECK(rep.srq);
+    CHECK(rep.initiator_depth == 0);
+    REQUIRE(deliver(b, a) == 1);
+    e = a.event();
+    REQUIRE(e.event == RDMA_CM_EVENT_CONNECT_RESPONSE);
+    CHECK(e.conn.qp_num == 0x222222);
+    CHECK(std::memcmp(e.conn.private_data, "srqn", 4) == 0);
+
+    // The initiator's RTR names the target's QP and sets no responder; its RTS is a reliable
+    // requester's. The target's RTR sets the responder; its RTS only the PSN and the timeout.
+    ipc::CmInitQpAttrReply ar{}, br{};
+    REQUIRE(a.agent.init_qp_attr(a.client, {active, IBV_QPS_RTR}, ar) == 0);
+    CHECK(ar.attr.dest_qp_num == 0x222222);
+    CHECK((ar.mask & (IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) == 0);
+    REQUIRE(b.agent.init_qp_attr(b.client, {passive, IBV_QPS_RTR}, br) == 0);
+    CHECK(br.attr.dest_qp_num == 0x111111);
+    CHECK((br.mask & IBV_QP_MAX_DEST_RD_ATOMIC) != 0);
+    const uint32_t a_rq = ar.attr.rq_psn, b_rq = br.attr.rq_psn;
+    REQUIRE(a.agent.init_qp_attr(a.client, {active, IBV_QPS_RTS}, ar) == 0);
+    CHECK(ar.mask == (IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                      IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_TIMEOUT));
+    CHECK(ar.attr.sq_psn == b_rq);
+    REQUIRE(b.agent.init_qp_attr(b.client, {passive, IBV_QPS_RTS}, br) == 0);
+    CHECK(br.mask == (IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT));
+    CHECK(br.attr.sq_psn == a_rq);
+
+    REQUIRE(a.agent.establish(a.client, active) == 0);
+    REQUIRE(deliver(a, b) == 1); // the RTU
+    CHECK(b.event().event == RDMA_CM_EVENT_ESTABLISHED);
+    // The DREQ names the target's QP, which the target checks against its own.
+    REQUIRE(a.agent.disconnect(a.client, active) == 0);
+    const mad::Dreq dreq = mad::decode<mad::Dreq>(a.env.sent.front().mad.data());
+    CHECK(dreq.remote_qpn == 0x222222);
+    REQUIRE(deliver(a, b) == 1);
+    CHECK(b.event().event == RDMA_CM_EVENT_DISCONNECTED);
+}
+
+TEST_CASE(
+    "cm: a REQ of a transport its listener does not take is REJ 28 and an unknown one REJ 9") {
+    Host a{kA};
+    Host b{kB};
+    b.listener(7471, RDMA_PS_IB, IBV_QPT_XRC_RECV);
+    b.listener(7472, RDMA_PS_IB, IBV_QPT_RC);
+    // RC to the XRC listener, XRC to the RC one: the listener's app cannot take it (28).
+    const uint32_t rc = a.resolved(kB, 7471, RDMA_PS_IB, IBV_QPT_RC);
+    const uint32_t xrc = a.resolved(kB, 7472, RDMA_PS_IB, IBV_QPT_XRC_SEND);
+    for (uint32_t id : {rc, xrc}) {
+        REQUIRE(a.agent.connect(a.client, {id, 0, params(0x333333)}) == 0);
+        REQUIRE(deliver(a, b) == 1);
+        CHECK(b.no_event());
+        REQUIRE(deliver(b, a) == 1);
+        const ipc::CmEventRecord e = a.event();
+        CHECK(e.event == RDMA_CM_EVENT_REJECTED);
+        CHECK(e.status == 28);
+    }
+    // Transport 3 with an extended type other than XRC's: invalid transport type (9).
+    mad::Req req;
+    req.local_comm_id = 0x4444;
+    req.service_id = ipcm::service_id(RDMA_PS_IB, 7471);
+    req.transport_type = 3;
+    req.extended_transport_type = 2;
+    Bytes m(mad::kMadSize);
+    mad::encode(req, 5, m.data());
+    b.agent.receive(kA, m.data(), m.size());
+    REQUIRE(b.env.sent.size() == 1);
+    const mad::Rej rej = mad::decode<mad::Rej>(b.env.sent.front().mad.data());
+    CHECK(rej.reason == 9);
+    CHECK(rej.remote_comm_id == 0x4444);
+    CHECK(b.no_event());
+}
+
 TEST_CASE("cm: a REQ for a port nobody listens on is rejected: invalid service ID (8)") {
     Pair p;
     uint32_t other = p.a.resolved(kB, 9999);

@@ -78,7 +78,7 @@ struct CmChannelReq {
 struct CmCreateIdReq {
     uint32_t channel;
     uint32_t port_space; // enum rdma_port_space
-    uint32_t qp_type;    // enum ibv_qp_type: RC, UC or UD
+    uint32_t qp_type;    // enum ibv_qp_type: RC, UC, UD, XRC_SEND or XRC_RECV
     uint32_t reserved;
 };
 

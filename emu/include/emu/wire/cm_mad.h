@@ -83,9 +83,12 @@ enum class SidrStatus : uint8_t {
     UnsupportedVersion = 5,
 };
 
-// Transport service type of a REQ (IBA 12.6.5): RC 0, UC 1; 3 with the extended type is XRC.
+// Transport service type of a REQ (IBA 12.6.5): RC 0, UC 1; 3 says "see the extended transport
+// type", whose 1 is XRC (Linux cm.c's cm_req_set_qp_type / cm_req_get_qp_type).
 inline constexpr uint8_t kTransportRc = 0;
 inline constexpr uint8_t kTransportUc = 1;
+inline constexpr uint8_t kTransportExtended = 3;
+inline constexpr uint8_t kExtendedTransportXrc = 1;
 
 using Gid = std::array<uint8_t, 16>;
 
