@@ -24,9 +24,14 @@ const ibv_wc& wc_of(ibv_cq_ex* cq) {
 int load(EmuCq& c) {
     ShimRing& r = c.ring;
     c.current = nullptr;
-    uint32_t available = r.header->producer.load(std::memory_order_acquire) - r.index;
-    if (available == 0 || available > r.entries) return ENOENT;
-    c.current = reinterpret_cast<const ipc::Cqe*>(r.slot(r.index));
+    for (;;) {
+        uint32_t available = r.header->producer.load(std::memory_order_acquire) - r.index;
+        if (available == 0 || available > r.entries) return ENOENT;
+        c.current = reinterpret_cast<const ipc::Cqe*>(r.slot(r.index));
+        if (!forgotten_cqe(c, r.index, c.current->wc.qp_num)) break;
+        ++r.index; // a destroyed QP's (cq_clean.cpp)
+        r.header->consumer.store(r.index, std::memory_order_release);
+    }
     c.ex.wr_id = c.current->wc.wr_id;
     c.ex.status = c.current->wc.status;
     if (c.ex.status != IBV_WC_SUCCESS && explain::wanted()) {

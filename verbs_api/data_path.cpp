@@ -236,16 +236,21 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
     uint32_t available = r.header->producer.load(std::memory_order_acquire) - r.index;
     if (available > r.entries) available = r.entries;
     int n = 0;
-    for (; n < num_entries && static_cast<uint32_t>(n) < available; ++n) {
-        const char* slot = r.slot(r.index + n);
+    uint32_t taken = 0;
+    for (; n < num_entries && taken < available; ++taken) {
+        const char* slot = r.slot(r.index + taken);
         std::memcpy(&wc[n], slot + offsetof(ipc::Cqe, wc), sizeof(ibv_wc));
+        if (forgotten_cqe(c, r.index + taken, wc[n].qp_num)) continue;
         if (wc[n].status != IBV_WC_SUCCESS && explain::wanted())
             explain::completion(session(cq->context), c, wc[n],
                                 reinterpret_cast<const ipc::Cqe*>(slot)->reason);
+        ++n;
+    }
+    if (taken) {
+        r.index += taken;
+        r.header->consumer.store(r.index, std::memory_order_release);
     }
     if (n) {
-        r.index += n;
-        r.header->consumer.store(r.index, std::memory_order_release);
         c.empty_polls = 0;
     } else {
         if (explain::wanted()) explain::notices(session(cq->context));

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace verbs {
 
@@ -156,8 +157,23 @@ struct EmuCq {
     uint32_t empty_polls = 0;               // consecutive polls that found nothing
     uint32_t last_reason_said = 0;          // explain's last reason for this CQ (flushes: once)
     const emu::ipc::Cqe* current = nullptr; // the CQE an extended poll is looking at
+    // QPs destroyed with CQEs still unpolled here: each QPN with the producer index at its
+    // destroy. Polls skip that QP's CQEs before that index (under poll_mutex), as mlx5's and
+    // irdma's destroy_qp clean them out of the CQ: libfabric's rxm closes an endpoint, then
+    // polls, and would repost a buffer to the endpoint it freed for each CQE left.
+    struct DestroyedQp {
+        uint32_t qpn;
+        uint32_t until;
+    };
+    std::vector<DestroyedQp> destroyed_qps;
     ibv_cq* cq() { return reinterpret_cast<ibv_cq*>(&ex); }
 };
+
+// ibv_destroy_qp succeeded: the CQEs `qpn` left in `cq` are no longer seen by polls.
+void forget_cqes_of(EmuCq& cq, uint32_t qpn);
+// Whether the CQE at ring index `index`, of QP `qpn`, is one forget_cqes_of hid. Called under
+// poll_mutex, for each CQE in order; drops what the consumer index `index` has passed.
+bool forgotten_cqe(EmuCq& cq, uint32_t index, uint32_t qpn);
 
 inline EmuCq* emu_cq(ibv_cq* cq) {
     return reinterpret_cast<EmuCq*>(cq);

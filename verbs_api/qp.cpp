@@ -282,6 +282,8 @@ int emulated::ibv_destroy_qp(ibv_qp* qp) {
         std::lock_guard lock(s.events_mutex);
         s.qps.erase(qp->handle);
     }
+    if (qp->send_cq) forget_cqes_of(*emu_cq(qp->send_cq), qp->qp_num);
+    if (qp->recv_cq && qp->recv_cq != qp->send_cq) forget_cqes_of(*emu_cq(qp->recv_cq), qp->qp_num);
     EmuQp* eqp = emu_qp(qp);
     if (!nic_gone) wait_for_acks(*qp, qp->events_completed, eqp->events_reported);
     pthread_cond_destroy(&qp->cond);

@@ -27,6 +27,7 @@
 //   ud        READ, WRITE and atomics on UD are posted and complete with LOC_QP_OP_ERR; the
 //             AH's traffic class reaches the receiver's GRH (tos & 0xfc); a SEND posted right
 //             before ibv_destroy_qp, or before ibv_destroy_ah of its AH, arrives
+//   cqclean   ibv_destroy_qp takes its unpolled CQEs out of the CQ, another QP's stay (mlx5)
 //   pd        ibv_dealloc_pd of a PD in use: EBUSY, errno EBUSY (MR, MW, QP, SRQ, AH); an SRQ
 //             of another PD than its QP: receives checked against the SRQ's PD, remote
 //             accesses against the QP's
@@ -797,6 +798,50 @@ static void case_ud(struct ibv_pd* pd) {
     free(buf);
 }
 
+// ================================ CQEs of a destroyed QP ========================================
+
+// ibv_destroy_qp takes the QP's unpolled CQEs out of its CQs (mlx5's __mlx5_cq_clean, irdma's
+// clean at destroy): another QP's on the same CQ stay, in order.
+static void case_cqclean(struct ibv_pd* pd) {
+    uint8_t* buf = xaligned(PAGE, PAGE);
+    memset(buf, 0, PAGE);
+    struct ibv_mr* mr = reg_mr(pd, buf, PAGE, kAll);
+    struct ibv_cq* cq = ibv_create_cq(g_dev.ctx, 16, NULL, NULL, 0);
+    struct ibv_cq* other = ibv_create_cq(g_dev.ctx, 16, NULL, NULL, 0);
+    struct pair gone = make_pair(pd, pd, other, cq, NULL, 14);
+    struct pair stays = make_pair(pd, pd, other, cq, NULL, 14);
+    struct ibv_sge rsge = {(uintptr_t)(buf + 64), 64, mr->lkey};
+    struct ibv_sge sge = {(uintptr_t)buf, 64, mr->lkey};
+    struct ibv_send_wr send = {.wr_id = 1,
+                               .sg_list = &sge,
+                               .num_sge = 1,
+                               .opcode = IBV_WR_SEND,
+                               .send_flags = IBV_SEND_SIGNALED};
+    // gone.b and stays.b each receive one SEND into `cq`; nothing polls `cq` yet.
+    post_recv(gone.b, 10, &rsge, 1);
+    post_recv(stays.b, 20, &rsge, 1);
+    int s1 = execute(gone.a, &send);
+    int s2 = execute(stays.a, &send);
+    post_recv(gone.b, 11, &rsge, 1); // flushed by the destroy, if at all: never seen either
+    int drc = ibv_destroy_qp(gone.b);
+    uint64_t wr_id = 0;
+    int r = next_status(cq, &wr_id);
+    struct ibv_wc wc;
+    int more = ibv_poll_cq(cq, 1, &wc);
+    check(s1 == IBV_WC_SUCCESS && s2 == IBV_WC_SUCCESS && drc == 0 && r == IBV_WC_SUCCESS &&
+              wr_id == 20 && more == 0,
+          "cqclean: two QPs' receives on one CQ, one QP destroyed before the poll -> the poll "
+          "gives wr_id %" PRIu64 " (%s), then %d more (expected wr_id 20 SUCCESS, then 0: the "
+          "destroyed QP's CQE is gone)",
+          wr_id, st(r), more);
+    if (ibv_destroy_qp(gone.a) || ibv_destroy_qp(stays.a) || ibv_destroy_qp(stays.b))
+        die("ibv_destroy_qp failed");
+    ibv_destroy_cq(cq);
+    ibv_destroy_cq(other);
+    ibv_dereg_mr(mr);
+    free(buf);
+}
+
 // ================================ PDs and SRQs ===================================================
 
 static inline void busy(const char* what, struct ibv_pd* pd) {
@@ -937,9 +982,9 @@ static const struct {
     const char* name;
     void (*run)(struct ibv_pd* pd);
 } kCases[] = {
-    {"mw", case_mw},     {"mwkeys", case_mwkeys},   {"mwpd", case_mwpd}, {"mwzb", case_mwzb},
-    {"prec", case_prec}, {"handles", case_handles}, {"mr", case_mr},     {"ud", case_ud},
-    {"pd", case_pd},     {"cq", case_cq},
+    {"mw", case_mw},           {"mwkeys", case_mwkeys},   {"mwpd", case_mwpd}, {"mwzb", case_mwzb},
+    {"prec", case_prec},       {"handles", case_handles}, {"mr", case_mr},     {"ud", case_ud},
+    {"cqclean", case_cqclean}, {"pd", case_pd},           {"cq", case_cq},
 };
 
 int main(int argc, char** argv) {

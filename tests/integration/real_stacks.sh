@@ -136,15 +136,6 @@ fi_pp() {
         echo "note: fi_pingpong -p '$prov' -e $ep: both ends reported every message; then client exit $rc, server exit $src in the teardown (a last ACK lost on the lossy wire)"
         rc=0 src=0
     fi
-    # Known, not understood yet: in about one run of ten libfabric 1.17's ofi_rxm client dies
-    # of SIGSEGV inside libfabric (no symbols in Debian's package) after it reported every
-    # message, while it tears down. Said loudly; anything else still fails.
-    if [[ $prov == "verbs;ofi_rxm" && $rc == 1 && $src == 0 ]] &&
-        grep -q 'terminated with signal 11' "$EMU_WORK/$label.client" &&
-        all_acked client >/dev/null; then
-        echo "note: KNOWN ISSUE: fi_pingpong -p '$prov': the client reported every message, then crashed in libfabric's teardown (SIGSEGV)"
-        rc=0
-    fi
     ((rc == 0 && src == 0)) ||
         fail "fi_pingpong -p '$prov' -e $ep: client exit $rc, server exit $src: $(grep -v '^\[debug\]' "$EMU_WORK/$label.client" | tail -5) / $(grep -v '^\[debug\]' "$EMU_WORK/$label.server" | tail -5)"
     local side row
