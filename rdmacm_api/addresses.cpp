@@ -4,6 +4,7 @@
 #include "cm_session.h"
 #include "export.h"
 #include "ids.h"
+#include "untraced.h"
 
 #include <cstring>
 
@@ -44,15 +45,15 @@ __be16 port_of(const sockaddr* addr) {
 
 } // namespace
 
-RDMACM_EXPORT int rdma_bind_addr(rdma_cm_id* id, sockaddr* addr) {
+int untraced_rdma_bind_addr(rdma_cm_id* id, sockaddr* addr) {
     if (!id || !addr_len(addr)) return fail(EINVAL);
     ipc::CmIdInfo info{};
     if (call<ipc::Op::CmBindAddr>({priv(id)->handle, 0, cm_addr(addr)}, info)) return -1;
     return apply_info(priv(id), info);
 }
 
-RDMACM_EXPORT int rdma_resolve_addr(rdma_cm_id* id, sockaddr* src_addr, sockaddr* dst_addr,
-                                    int timeout_ms) {
+int untraced_rdma_resolve_addr(rdma_cm_id* id, sockaddr* src_addr, sockaddr* dst_addr,
+                               int timeout_ms) {
     if (!id || !addr_len(dst_addr) || (src_addr && !addr_len(src_addr))) return fail(EINVAL);
     ipc::CmResolveAddrReq req{};
     req.id = priv(id)->handle;
@@ -65,7 +66,7 @@ RDMACM_EXPORT int rdma_resolve_addr(rdma_cm_id* id, sockaddr* src_addr, sockaddr
     return complete(priv(id));
 }
 
-RDMACM_EXPORT int rdma_resolve_route(rdma_cm_id* id, int timeout_ms) {
+int untraced_rdma_resolve_route(rdma_cm_id* id, int timeout_ms) {
     if (!id) return fail(EINVAL);
     if (call<ipc::Op::CmResolveRoute>({priv(id)->handle, timeout_ms})) return -1;
     return complete(priv(id));

@@ -4,6 +4,7 @@
 #include "cm_session.h"
 #include "export.h"
 #include "ids.h"
+#include "untraced.h"
 
 #include <netdb.h>
 #include <rdma/rdma_verbs.h>
@@ -72,8 +73,8 @@ int from_ai(rdma_addrinfo& rai, const rdma_addrinfo& hints, const addrinfo& ai) 
 
 } // namespace
 
-RDMACM_EXPORT int rdma_getaddrinfo(const char* node, const char* service,
-                                   const rdma_addrinfo* hints, rdma_addrinfo** res) {
+int untraced_rdma_getaddrinfo(const char* node, const char* service, const rdma_addrinfo* hints,
+                              rdma_addrinfo** res) {
     if (!res || (!service && !node && !hints)) return fail(EINVAL);
     static const rdma_addrinfo no_hints{};
     if (!hints) hints = &no_hints;
@@ -109,7 +110,7 @@ RDMACM_EXPORT int rdma_getaddrinfo(const char* node, const char* service,
     return 0;
 }
 
-RDMACM_EXPORT void rdma_freeaddrinfo(rdma_addrinfo* res) {
+void untraced_rdma_freeaddrinfo(rdma_addrinfo* res) {
     while (res) {
         rdma_addrinfo* next = res->ai_next;
         std::free(res->ai_connect);
@@ -123,8 +124,8 @@ RDMACM_EXPORT void rdma_freeaddrinfo(rdma_addrinfo* res) {
     }
 }
 
-RDMACM_EXPORT int rdma_create_ep(rdma_cm_id** id, rdma_addrinfo* res, ibv_pd* pd,
-                                 ibv_qp_init_attr* qp_init_attr) {
+int untraced_rdma_create_ep(rdma_cm_id** id, rdma_addrinfo* res, ibv_pd* pd,
+                            ibv_qp_init_attr* qp_init_attr) {
     if (!id || !res) return fail(EINVAL);
     rdma_cm_id* cm_id = nullptr;
     if (create_id(nullptr, &cm_id, nullptr, static_cast<rdma_port_space>(res->ai_port_space),
@@ -170,7 +171,7 @@ RDMACM_EXPORT int rdma_create_ep(rdma_cm_id** id, rdma_addrinfo* res, ibv_pd* pd
     return 0;
 }
 
-RDMACM_EXPORT void rdma_destroy_ep(rdma_cm_id* id) {
+void untraced_rdma_destroy_ep(rdma_cm_id* id) {
     if (id->qp) rdma_destroy_qp(id);
     if (id->srq) rdma_destroy_srq(id);
     rdma_destroy_id(id);

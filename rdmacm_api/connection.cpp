@@ -5,6 +5,7 @@
 #include "cm_session.h"
 #include "export.h"
 #include "ids.h"
+#include "untraced.h"
 
 #include <algorithm>
 #include <cstring>
@@ -120,7 +121,7 @@ int reject_with(rdma_cm_id* id, const void* data, uint8_t len, uint8_t reason) {
 
 } // namespace
 
-RDMACM_EXPORT int rdma_init_qp_attr(rdma_cm_id* id, ibv_qp_attr* qp_attr, int* qp_attr_mask) {
+int untraced_rdma_init_qp_attr(rdma_cm_id* id, ibv_qp_attr* qp_attr, int* qp_attr_mask) {
     if (!id || !qp_attr || !qp_attr_mask) return fail(EINVAL);
     ipc::CmInitQpAttrReply reply{};
     if (call<ipc::Op::CmInitQpAttr>({priv(id)->handle, static_cast<uint32_t>(qp_attr->qp_state)},
@@ -131,7 +132,7 @@ RDMACM_EXPORT int rdma_init_qp_attr(rdma_cm_id* id, ibv_qp_attr* qp_attr, int* q
     return 0;
 }
 
-RDMACM_EXPORT int rdma_connect(rdma_cm_id* id, rdma_conn_param* conn_param) {
+int untraced_rdma_connect(rdma_cm_id* id, rdma_conn_param* conn_param) {
     if (!id) return fail(EINVAL);
     CmId* p = priv(id);
     if (valid_param(p, conn_param)) return -1;
@@ -156,14 +157,14 @@ RDMACM_EXPORT int rdma_connect(rdma_cm_id* id, rdma_conn_param* conn_param) {
     return complete(p);
 }
 
-RDMACM_EXPORT int rdma_listen(rdma_cm_id* id, int backlog) {
+int untraced_rdma_listen(rdma_cm_id* id, int backlog) {
     if (!id) return fail(EINVAL);
     ipc::CmIdInfo info{};
     if (call<ipc::Op::CmListen>({priv(id)->handle, backlog}, info)) return -1;
     return apply_info(priv(id), info);
 }
 
-RDMACM_EXPORT int rdma_get_request(rdma_cm_id* listen, rdma_cm_id** id) {
+int untraced_rdma_get_request(rdma_cm_id* listen, rdma_cm_id** id) {
     if (!listen || !id) return fail(EINVAL);
     CmId* l = priv(listen);
     if (!l->sync) return fail(EINVAL);
@@ -193,7 +194,7 @@ RDMACM_EXPORT int rdma_get_request(rdma_cm_id* listen, rdma_cm_id** id) {
     return 0;
 }
 
-RDMACM_EXPORT int rdma_accept(rdma_cm_id* id, rdma_conn_param* conn_param) {
+int untraced_rdma_accept(rdma_cm_id* id, rdma_conn_param* conn_param) {
     if (!id) return fail(EINVAL);
     CmId* p = priv(id);
     if (!id->qp && !conn_param) return fail(EINVAL);
@@ -224,22 +225,21 @@ RDMACM_EXPORT int rdma_accept(rdma_cm_id* id, rdma_conn_param* conn_param) {
     return ud ? 0 : complete(p);
 }
 
-RDMACM_EXPORT int rdma_reject(rdma_cm_id* id, const void* private_data, uint8_t private_data_len) {
+int untraced_rdma_reject(rdma_cm_id* id, const void* private_data, uint8_t private_data_len) {
     return reject_with(id, private_data, private_data_len, 0);
 }
 
 // IBA table 112: 35, "vendor option not supported" (the app does not take the peer's ECE).
-RDMACM_EXPORT int rdma_reject_ece(rdma_cm_id* id, const void* private_data,
-                                  uint8_t private_data_len) {
+int untraced_rdma_reject_ece(rdma_cm_id* id, const void* private_data, uint8_t private_data_len) {
     return reject_with(id, private_data, private_data_len, 35);
 }
 
-RDMACM_EXPORT int rdma_notify(rdma_cm_id* id, ibv_event_type event) {
+int untraced_rdma_notify(rdma_cm_id* id, ibv_event_type event) {
     if (!id) return fail(EINVAL);
     return call<ipc::Op::CmNotify>({priv(id)->handle, static_cast<uint32_t>(event)});
 }
 
-RDMACM_EXPORT int rdma_disconnect(rdma_cm_id* id) {
+int untraced_rdma_disconnect(rdma_cm_id* id) {
     if (!id || !id->verbs || !id->verbs->device) return fail(EINVAL);
     CmId* p = priv(id);
     // RoCE is an InfiniBand transport: the QP goes to ERR, its work requests flush.
@@ -248,13 +248,12 @@ RDMACM_EXPORT int rdma_disconnect(rdma_cm_id* id) {
     return complete(p);
 }
 
-RDMACM_EXPORT int rdma_establish(rdma_cm_id* id) {
+int untraced_rdma_establish(rdma_cm_id* id) {
     if (!id || id->qp) return fail(EINVAL);
     return process_conn_resp(priv(id));
 }
 
-RDMACM_EXPORT int rdma_set_option(rdma_cm_id* id, int level, int optname, void* optval,
-                                  size_t optlen) {
+int untraced_rdma_set_option(rdma_cm_id* id, int level, int optname, void* optval, size_t optlen) {
     if (!id) return fail(EINVAL);
     ipc::CmSetOptionReq req{};
     if (optlen > sizeof req.optval || (optlen && !optval)) return fail(EINVAL);

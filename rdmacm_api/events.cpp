@@ -7,6 +7,7 @@
 #include "connection.h"
 #include "export.h"
 #include "ids.h"
+#include "untraced.h"
 
 #include <unistd.h>
 
@@ -151,7 +152,7 @@ Outcome translate(CmEvent& evt, const ipc::CmEventRecord& rec) {
 
 } // namespace
 
-RDMACM_EXPORT rdma_event_channel* rdma_create_event_channel() {
+rdma_event_channel* untraced_rdma_create_event_channel() {
     auto* ch = new (std::nothrow) CmChannel;
     if (!ch) {
         errno = ENOMEM;
@@ -176,7 +177,7 @@ RDMACM_EXPORT rdma_event_channel* rdma_create_event_channel() {
     return &ch->channel;
 }
 
-RDMACM_EXPORT void rdma_destroy_event_channel(rdma_event_channel* channel) {
+void untraced_rdma_destroy_event_channel(rdma_event_channel* channel) {
     if (!channel) return;
     CmChannel* ch = priv(channel);
     call<ipc::Op::CmDestroyChannel>({ch->handle, 0});
@@ -184,7 +185,7 @@ RDMACM_EXPORT void rdma_destroy_event_channel(rdma_event_channel* channel) {
     delete ch;
 }
 
-RDMACM_EXPORT int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
+int untraced_rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
     if (!channel || !event) return fail(EINVAL);
     auto* evt = new (std::nothrow) CmEvent;
     if (!evt) return fail(ENOMEM);
@@ -214,7 +215,7 @@ RDMACM_EXPORT int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event**
     }
 }
 
-RDMACM_EXPORT int rdma_ack_cm_event(rdma_cm_event* event) {
+int untraced_rdma_ack_cm_event(rdma_cm_event* event) {
     if (!event) return fail(EINVAL);
     auto* evt = reinterpret_cast<CmEvent*>(event);
     event_acked(evt->id, evt->mc);

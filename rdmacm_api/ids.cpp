@@ -3,6 +3,7 @@
 #include "cm_session.h"
 #include "devices.h"
 #include "export.h"
+#include "untraced.h"
 
 #include <endian.h>
 
@@ -157,13 +158,13 @@ int create_id(rdma_event_channel* channel, rdma_cm_id** out, void* context, rdma
 
 using namespace rdmacm;
 
-RDMACM_EXPORT int rdma_create_id(rdma_event_channel* channel, rdma_cm_id** id, void* context,
-                                 rdma_port_space ps) {
+int untraced_rdma_create_id(rdma_event_channel* channel, rdma_cm_id** id, void* context,
+                            rdma_port_space ps) {
     const ibv_qp_type qp_type = ps == RDMA_PS_IPOIB || ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
     return create_id(channel, id, context, ps, qp_type);
 }
 
-RDMACM_EXPORT int rdma_destroy_id(rdma_cm_id* id) {
+int untraced_rdma_destroy_id(rdma_cm_id* id) {
     if (!id) return fail(EINVAL);
     CmId* p = priv(id);
     ipc::CmEventsReply reply{};
@@ -180,7 +181,7 @@ RDMACM_EXPORT int rdma_destroy_id(rdma_cm_id* id) {
     return 0;
 }
 
-RDMACM_EXPORT int rdma_migrate_id(rdma_cm_id* id, rdma_event_channel* channel) {
+int untraced_rdma_migrate_id(rdma_cm_id* id, rdma_event_channel* channel) {
     CmId* p = priv(id);
     if (p->sync && !channel) return fail(EINVAL);
     const bool sync = !channel;

@@ -4,6 +4,7 @@
 #include "connection.h"
 #include "export.h"
 #include "ids.h"
+#include "untraced.h"
 
 #include <algorithm>
 #include <cstring>
@@ -62,13 +63,12 @@ int attach_group(CmId* p, CmMulticast& mc, const ibv_ah_attr& ah) {
 
 } // namespace rdmacm
 
-RDMACM_EXPORT int rdma_join_multicast(rdma_cm_id* id, sockaddr* addr, void* context) {
+int untraced_rdma_join_multicast(rdma_cm_id* id, sockaddr* addr, void* context) {
     if (!id || !addr_len(addr)) return fail(EINVAL);
     return join(id, addr, RDMA_MC_JOIN_FLAG_FULLMEMBER, context);
 }
 
-RDMACM_EXPORT int rdma_join_multicast_ex(rdma_cm_id* id, rdma_cm_join_mc_attr_ex* attr,
-                                         void* context) {
+int untraced_rdma_join_multicast_ex(rdma_cm_id* id, rdma_cm_join_mc_attr_ex* attr, void* context) {
     if (!id || !attr) return fail(EINVAL);
     if (attr->comp_mask >= RDMA_CM_JOIN_MC_ATTR_RESERVED) return fail(ENOTSUP);
     if (!(attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS)) return fail(EINVAL);
@@ -79,7 +79,7 @@ RDMACM_EXPORT int rdma_join_multicast_ex(rdma_cm_id* id, rdma_cm_join_mc_attr_ex
     return join(id, attr->addr, attr->join_flags, context);
 }
 
-RDMACM_EXPORT int rdma_leave_multicast(rdma_cm_id* id, sockaddr* addr) {
+int untraced_rdma_leave_multicast(rdma_cm_id* id, sockaddr* addr) {
     const socklen_t len = addr_len(addr);
     if (!id || !len) return fail(EINVAL);
     CmId* p = priv(id);

@@ -7,6 +7,7 @@
 #include "devices.h"
 #include "export.h"
 #include "ids.h"
+#include "untraced.h"
 
 #include <rdma/rdma_verbs.h>
 
@@ -77,7 +78,7 @@ int init_qp(rdma_cm_id* id, ibv_qp* qp) {
 
 } // namespace
 
-RDMACM_EXPORT int rdma_create_qp_ex(rdma_cm_id* id, ibv_qp_init_attr_ex* attr) {
+int untraced_rdma_create_qp_ex(rdma_cm_id* id, ibv_qp_init_attr_ex* attr) {
     if (!id || !attr || id->qp) return fail(EINVAL);
     if (!id->verbs) return fail(EINVAL); // no device yet: bind or resolve first
     if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
@@ -116,7 +117,7 @@ RDMACM_EXPORT int rdma_create_qp_ex(rdma_cm_id* id, ibv_qp_init_attr_ex* attr) {
     return 0;
 }
 
-RDMACM_EXPORT int rdma_create_qp(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr* qp_init_attr) {
+int untraced_rdma_create_qp(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr* qp_init_attr) {
     if (!id || !qp_init_attr) return fail(EINVAL);
     ibv_qp_init_attr_ex ex{};
     std::memcpy(&ex, qp_init_attr, sizeof *qp_init_attr);
@@ -127,13 +128,13 @@ RDMACM_EXPORT int rdma_create_qp(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr* q
     return ret;
 }
 
-RDMACM_EXPORT void rdma_destroy_qp(rdma_cm_id* id) {
+void untraced_rdma_destroy_qp(rdma_cm_id* id) {
     ibv_destroy_qp(id->qp);
     id->qp = nullptr;
     destroy_cqs(id);
 }
 
-RDMACM_EXPORT int rdma_create_srq_ex(rdma_cm_id* id, ibv_srq_init_attr_ex* attr) {
+int untraced_rdma_create_srq_ex(rdma_cm_id* id, ibv_srq_init_attr_ex* attr) {
     if (!id || !attr || !id->verbs) return fail(EINVAL);
     if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)) return fail(EINVAL);
     if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
@@ -172,7 +173,7 @@ RDMACM_EXPORT int rdma_create_srq_ex(rdma_cm_id* id, ibv_srq_init_attr_ex* attr)
     return 0;
 }
 
-RDMACM_EXPORT int rdma_create_srq(rdma_cm_id* id, ibv_pd* pd, ibv_srq_init_attr* attr) {
+int untraced_rdma_create_srq(rdma_cm_id* id, ibv_pd* pd, ibv_srq_init_attr* attr) {
     if (!id || !attr) return fail(EINVAL);
     ibv_srq_init_attr_ex ex{};
     std::memcpy(&ex, attr, sizeof *attr);
@@ -184,7 +185,7 @@ RDMACM_EXPORT int rdma_create_srq(rdma_cm_id* id, ibv_pd* pd, ibv_srq_init_attr*
     return ret;
 }
 
-RDMACM_EXPORT void rdma_destroy_srq(rdma_cm_id* id) {
+void untraced_rdma_destroy_srq(rdma_cm_id* id) {
     ibv_destroy_srq(id->srq);
     id->srq = nullptr;
     destroy_cqs(id);

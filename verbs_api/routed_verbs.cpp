@@ -76,6 +76,7 @@ VERBS_EXPORT ibv_device** ibv_get_device_list(int* num_devices) {
 }
 
 VERBS_EXPORT void ibv_free_device_list(ibv_device** list) {
+    trace::Nesting nesting;
     ibv_device** real = nullptr;
     {
         std::lock_guard lock(lists_mutex);
@@ -86,7 +87,8 @@ VERBS_EXPORT void ibv_free_device_list(ibv_device** list) {
     }
     if (real)
         reinterpret_cast<RealFreeDeviceList>(hardware::real_symbol("ibv_free_device_list"))(real);
-    if (trace::enabled()) trace::write_line("verb", trace::call_text("ibv_free_device_list", list));
+    if (nesting.outermost() && trace::enabled())
+        trace::write_line("verb", trace::call_text("ibv_free_device_list", list));
     std::free(list);
 }
 

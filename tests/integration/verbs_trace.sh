@@ -6,11 +6,16 @@
 # trace_wrs checks, word for word, what a line shows: every SGE (addr, length, lkey), the remote
 # address and rkey, immediate data, atomic operands, flag and enum names, QP numbers in hex and
 # the event ibv_get_async_event returned. trace-compare refuses files that are not traces.
+# rdma_cm: the CM calls of examples/cm_send_recv (run twice between two hosts) and of rping are
+# verb lines and their events cm lines, in the same file as the verbs (one per process), word for
+# word for the key ones, with the verbs librdmacm makes inside its calls not traced; the two runs
+# compare equal, and a changed event does not.
 #
-# usage: verbs_trace.sh RDMAEMU TRACE_WRS
+# usage: verbs_trace.sh RDMAEMU TRACE_WRS EXAMPLES_DIR
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TRACE_WRS=$2
+EXAMPLES=$3
 emu_setup "$1"
 emu_up 2
 
@@ -123,4 +128,95 @@ done < <(grep '^trace: ' "$EMU_WORK/wrs.out")
 ok "$n lines word for word"
 grep -E ' (wr|wc) .* qp=[0-9]+ ' "$W" && fail "a QP number in decimal"
 ok "QP numbers in hex throughout"
+
+A1=$(emu_host 1 address)
+for run in 1 2; do
+    step "rdma_cm: cm_send_recv run $run with RDMAEMU_TRACE"
+    mkdir -p "$EMU_WORK/cm$run"
+    export RDMAEMU_TRACE=$EMU_WORK/cm$run/%p.trace
+    emu_cm_pair "cm$run" 7479 60 "$EXAMPLES/cm_send_recv" -s "$A1" -p 7479 -- \
+        "$EXAMPLES/cm_send_recv" -p 7479 "$A1"
+    unset RDMAEMU_TRACE
+    if ((PAIR_SERVER_RC != 0 || PAIR_CLIENT_RC != 0)); then
+        emu_cm_pair_dump "cm$run"
+        fail "cm_send_recv run $run: server $PAIR_SERVER_RC, client $PAIR_CLIENT_RC"
+    fi
+    client=$(grep -l '^# rdmaemu verbs trace: .*cm_send_recv -p ' "$EMU_WORK/cm$run"/*.trace)
+    server=$(grep -l '^# rdmaemu verbs trace: .*cm_send_recv -s ' "$EMU_WORK/cm$run"/*.trace)
+    (($(ls "$EMU_WORK/cm$run" | wc -l) == 2)) && [[ -f $client && -f $server ]] ||
+        fail "expected one trace file per process: $(ls "$EMU_WORK/cm$run")"
+    cp "$client" "$EMU_WORK/cmclient$run.trace"
+    cp "$server" "$EMU_WORK/cmserver$run.trace"
+done
+
+step "what an rdma_cm trace holds"
+C=$EMU_WORK/cmclient1.trace
+S=$EMU_WORK/cmserver1.trace
+grep -v '^#' "$C" | grep -v -E ' (wr|wc) ' | cut -c22-
+for t in "$C" "$S"; do
+    (($(grep -c '^# rdmaemu verbs trace:' "$t") == 1)) || fail "$t: not one header (both libraries write one file)"
+done
+# word for word, after the time stamp and the thread id (IDs, QP numbers and ports are the run's)
+expect_line() {
+    local file=$1 pattern=$2
+    cut -c22- "$file" | grep -qxE -- "$pattern" || { cut -c22- "$file" | grep -v -E '^(wr|wc) '; fail "not in $file: '$pattern'"; }
+}
+expect_line "$C" "verb rdma_getaddrinfo\(\"$A1\", \"7479\", \{flags=0 qp_type=0 port_space=RDMA_PS_TCP src=NULL dst=NULL\}\) = 0 \{flags=0 qp_type=IBV_QPT_RC port_space=RDMA_PS_TCP src=NULL dst=${A1//./\\.}:7479\}"
+expect_line "$C" 'cm RDMA_CM_EVENT_ADDR_RESOLVED id=cm_id\([0-9]+\) status=0'
+expect_line "$C" 'cm RDMA_CM_EVENT_ROUTE_RESOLVED id=cm_id\([0-9]+\) status=0'
+expect_line "$C" 'verb rdma_create_ep\(\{.*\}, NULL, \{type=IBV_QPT_RC send_wr=1 recv_wr=1 send_sge=1 recv_sge=1 inline=0 sig_all=1\}\) = 0 cm_id\([0-9]+\) qp\(qpn=0x[0-9a-f]+ type=IBV_QPT_RC\)'
+expect_line "$C" 'cm RDMA_CM_EVENT_ESTABLISHED id=cm_id\([0-9]+\) status=0 conn=\{private_data_len=[0-9]+ responder_resources=[0-9]+ initiator_depth=[0-9]+ flow_control=[0-9]+ retry_count=[0-9]+ rnr_retry_count=[0-9]+ srq=0 qp_num=0x[0-9a-f]+\}'
+expect_line "$C" 'verb rdma_connect\(cm_id\([0-9]+\), NULL\) = 0'
+expect_line "$C" 'verb rdma_disconnect\(cm_id\([0-9]+\)\) = 0'
+expect_line "$C" 'verb rdma_destroy_ep\(cm_id\([0-9]+\)\)'
+expect_line "$S" 'verb rdma_listen\(cm_id\([0-9]+\), 1\) = 0'
+expect_line "$S" 'cm RDMA_CM_EVENT_CONNECT_REQUEST id=cm_id\([0-9]+\) listen_id=cm_id\([0-9]+\) status=0 conn=\{private_data_len=[0-9]+ responder_resources=[0-9]+ initiator_depth=[0-9]+ flow_control=[0-9]+ retry_count=[0-9]+ rnr_retry_count=[0-9]+ srq=0 qp_num=0x[0-9a-f]+\}'
+expect_line "$S" 'verb rdma_get_request\(cm_id\([0-9]+\)\) = 0 cm_id\([0-9]+\)'
+expect_line "$S" 'verb rdma_accept\(cm_id\([0-9]+\), NULL\) = 0'
+expect_line "$S" 'cm RDMA_CM_EVENT_ESTABLISHED id=cm_id\([0-9]+\) status=0 .*'
+ok "CM calls and events, word for word"
+# The verbs librdmacm makes inside its calls are nested in them: rdma_create_ep's QP, CQs and
+# PD, rdma_accept's ibv_modify_qp; the app's own (rdma_reg_msgs is ibv_reg_mr) are there.
+grep -E ' verb ibv_(create_qp|create_cq|alloc_pd|modify_qp|open_device)\(' "$C" "$S" &&
+    fail "a verb made inside a CM call is traced"
+grep -q ' verb ibv_reg_mr(' "$C" || fail "the app's ibv_reg_mr (rdma_reg_msgs) is not traced"
+ok "verbs inside CM calls are not traced; the app's own are"
+
+step "two runs of cm_send_recv compare equal; a changed event does not"
+for side in cmclient cmserver; do
+    "$RDMAEMU" trace-compare "$EMU_WORK/${side}1.trace" "$EMU_WORK/${side}2.trace" >"$EMU_WORK/$side.cmp" ||
+        { cat "$EMU_WORK/$side.cmp"; fail "$side traces of two identical runs differ"; }
+    cat "$EMU_WORK/$side.cmp"
+    grep -q '^cm events: [0-9]*, same$' "$EMU_WORK/$side.cmp" || fail "$side: no CM events compared"
+done
+ok "traces match"
+sed '0,/ cm RDMA_CM_EVENT_ESTABLISHED id=\(cm_id([0-9]*)\) status=0/s// cm RDMA_CM_EVENT_REJECTED id=\1 status=28/' "$C" >"$EMU_WORK/cmchanged.trace"
+rc=0
+"$RDMAEMU" trace-compare "$C" "$EMU_WORK/cmchanged.trace" >"$EMU_WORK/cmchanged.cmp" || rc=$?
+cat "$EMU_WORK/cmchanged.cmp"
+((rc == 1)) && grep -q '^cm events differ at #3:' "$EMU_WORK/cmchanged.cmp" ||
+    fail "trace-compare did not find the changed CM event (exit $rc)"
+ok "changed CM event found"
+
+step "rdma_cm: rping -C 10 (an event channel, a CM thread) with RDMAEMU_TRACE"
+mkdir -p "$EMU_WORK/rping"
+export RDMAEMU_TRACE=$EMU_WORK/rping/%p.trace
+emu_cm_pair rping 7480 60 rping -s -a "$A1" -p 7480 -C 10 -- rping -c -a "$A1" -p 7480 -C 10
+unset RDMAEMU_TRACE
+((PAIR_SERVER_RC == 0 && PAIR_CLIENT_RC == 0)) ||
+    { emu_cm_pair_dump rping; fail "rping: server $PAIR_SERVER_RC, client $PAIR_CLIENT_RC"; }
+RC=$(grep -l '^# rdmaemu verbs trace: .*rping -c ' "$EMU_WORK/rping"/*.trace)
+RS=$(grep -l '^# rdmaemu verbs trace: .*rping -s ' "$EMU_WORK/rping"/*.trace)
+expect_line "$RC" 'verb rdma_create_event_channel\(\) = cm_channel\(fd=[0-9]+\)'
+expect_line "$RC" 'verb rdma_create_id\(cm_channel\(fd=[0-9]+\), RDMA_PS_TCP\) = 0 cm_id\([0-9]+\)'
+expect_line "$RC" "verb rdma_resolve_addr\\(cm_id\\([0-9]+\\), NULL, ${A1//./\\.}:7480, 2000\\) = 0"
+expect_line "$RC" 'verb rdma_resolve_route\(cm_id\([0-9]+\), 2000\) = 0'
+expect_line "$RC" 'verb rdma_create_qp\(cm_id\([0-9]+\), pd\([0-9]+\), \{type=IBV_QPT_RC .*\}\) = 0 qp\(qpn=0x[0-9a-f]+ type=IBV_QPT_RC\)'
+expect_line "$RC" 'verb rdma_connect\(cm_id\([0-9]+\), \{private_data_len=0 responder_resources=1 initiator_depth=1 flow_control=0 retry_count=7 rnr_retry_count=7 srq=0 qp_num=0x0\}\) = 0'
+expect_line "$RC" 'cm RDMA_CM_EVENT_ESTABLISHED id=cm_id\([0-9]+\) status=0 conn=\{.*\}'
+expect_line "$RS" "verb rdma_bind_addr\\(cm_id\\([0-9]+\\), ${A1//./\\.}:7480\\) = 0 src=${A1//./\\.}:7480"
+expect_line "$RS" 'cm RDMA_CM_EVENT_CONNECT_REQUEST id=cm_id\([0-9]+\) listen_id=cm_id\([0-9]+\) status=0 conn=\{.*\}'
+expect_line "$RS" 'cm RDMA_CM_EVENT_DISCONNECTED id=cm_id\([0-9]+\) status=0'
+expect_line "$RS" 'verb rdma_destroy_id\(cm_id\([0-9]+\)\) = 0'
+ok "rping's CM calls and events"
 echo "verbs_trace: all checks passed"

@@ -2,8 +2,10 @@
 // are what a program decides, not what a device assigns: the sequence of verbs with their
 // outcome, the sequence of work requests (queue and opcode) and the sequence of completion
 // statuses, with the completion opcodes counted (two NICs may complete a send and a receive in
-// either order). Keys, handles, QP numbers, pointers and times are ignored, and so is what a
-// verb filled in after its result (an async event's QP). A file whose first line is not a
+// either order), and the sequence of rdma_cm events (name and status; librdmacm's calls are verb
+// lines). Keys, handles, CM IDs, addresses, QP numbers, pointers and times are ignored, and so
+// is what a verb filled in after its result (an async event's QP, a CM ID's handle), and the
+// waits for completion events (their number is timing's). A file whose first line is not a
 // trace's header is refused: comparing two files that are no traces would "match".
 #include "commands.h"
 
@@ -26,7 +28,7 @@ struct Item {
 };
 
 struct Trace {
-    std::vector<Item> verbs, wrs, wc_statuses;
+    std::vector<Item> verbs, wrs, wc_statuses, cm_events;
     std::map<std::string, int> wc_opcodes;
     std::vector<std::string> warnings;
 };
@@ -36,6 +38,15 @@ bool returns_value(const std::string& name) {
     return name == "_ibv_query_gid_table" || name == "ibv_get_pkey_index" ||
            name == "ibv_get_device_index" || name == "ibv_get_device_guid" ||
            name == "ibv_get_device_name" || name == "ibv_get_device_list";
+}
+
+// Waiting for a completion event: how often a program waits (rdma_get_send_comp polls, arms the
+// CQ and waits only when nothing came yet) depends on timing, not on what it decides. Left out
+// unless they failed with another error than EAGAIN.
+bool waits(const std::string& name, const std::string& key) {
+    if (name != "ibv_get_cq_event" && name != "ibv_ack_cq_events" && name != "ibv_req_notify_cq")
+        return false;
+    return key == name || key == name + " -> ok" || key.find("errno=EAGAIN") != std::string::npos;
 }
 
 std::string field(const std::string& text, const std::string& name) {
@@ -85,7 +96,8 @@ bool load(const char* path, Trace& t) {
         std::getline(words, text);
         if (!text.empty() && text[0] == ' ') text.erase(0, 1);
         if (kind == "verb") {
-            t.verbs.push_back({verb_key(text), line, n});
+            std::string key = verb_key(text);
+            if (!waits(text.substr(0, text.find('(')), key)) t.verbs.push_back({key, line, n});
         } else if (kind == "wr") {
             std::string queue = text.substr(0, text.find(' '));
             std::string opcode = field(text, "opcode");
@@ -93,6 +105,10 @@ bool load(const char* path, Trace& t) {
         } else if (kind == "wc") {
             t.wc_statuses.push_back({text.substr(0, text.find(' ')), line, n});
             ++t.wc_opcodes[field(text, "opcode")];
+        } else if (kind == "cm") {
+            // "RDMA_CM_EVENT_ESTABLISHED id=cm_id(3) status=0 conn={...}": the name and status.
+            t.cm_events.push_back(
+                {text.substr(0, text.find(' ')) + " status=" + field(text, "status"), line, n});
         } else if (kind == "warn") {
             t.warnings.push_back(line);
         }
@@ -130,6 +146,8 @@ int trace_compare(const ParsedArgs& args) {
     bool same = same_sequence("verbs", a.verbs, b.verbs);
     same = same_sequence("work requests", a.wrs, b.wrs) && same;
     same = same_sequence("completion statuses", a.wc_statuses, b.wc_statuses) && same;
+    if (!a.cm_events.empty() || !b.cm_events.empty())
+        same = same_sequence("cm events", a.cm_events, b.cm_events) && same;
     if (a.wc_opcodes != b.wc_opcodes) {
         std::printf("completion opcodes differ:");
         for (const auto* t : {&a, &b}) {
@@ -152,8 +170,8 @@ int trace_compare(const ParsedArgs& args) {
 const CommandDef kTraceCompareCommand = {
     "trace-compare",
     "TRACE_A TRACE_B",
-    "compare two verbs traces (RDMAEMU_TRACE=FILE): verbs and outcomes, work requests, "
-    "completion statuses",
+    "compare two verbs traces (RDMAEMU_TRACE=FILE): verbs (and rdma_cm calls) and outcomes, "
+    "work requests, completion statuses, rdma_cm events",
     {},
     true,
     trace_compare};

@@ -1,6 +1,6 @@
 #include "trace/trace.h"
 
-#include "backends/hardware/real_library.h"
+#include "emu/trace_file.h"
 #include "emu/verbs_names.h"
 
 #include <arpa/inet.h>
@@ -18,79 +18,9 @@
 
 namespace verbs::trace {
 
-thread_local int Nesting::depth_ = 0;
-
 namespace {
 
 namespace names = emu::names;
-
-struct Output {
-    int fd = -1;
-    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-};
-
-// "%p" in the path becomes the pid, so each process of a run writes its own file.
-std::string expand_path(const char* pattern) {
-    std::string path;
-    for (const char* c = pattern; *c; ++c) {
-        if (c[0] == '%' && c[1] == 'p') {
-            path += std::to_string(getpid());
-            ++c;
-        } else {
-            path += *c;
-        }
-    }
-    return path;
-}
-
-// The program's arguments, each after a space (from /proc/self/cmdline).
-std::string command_line() {
-    std::string args;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return args;
-    char buf[512];
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    close(fd);
-    for (ssize_t i = 0; i < n; ++i) {
-        if (i == 0 || buf[i - 1] == '\0') args += ' ';
-        if (buf[i]) args += buf[i];
-    }
-    return args;
-}
-
-Output& output() {
-    static Output out = [] {
-        Output o;
-        const char* env = std::getenv("RDMAEMU_TRACE");
-        if (!env || !*env) return o;
-        std::string path = expand_path(env);
-        o.fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (o.fd < 0) {
-            std::fprintf(stderr, "rdmaemu: cannot write the verbs trace %s: %s\n", path.c_str(),
-                         std::strerror(errno));
-            return o;
-        }
-        std::string header = "# rdmaemu verbs trace: pid " + std::to_string(getpid()) + ", mode " +
-                             emu::backend_mode_name(hardware::mode()) + ", program" +
-                             command_line() + "\n";
-        // Where the trace's clock starts on the wall clock the captures are stamped with, and
-        // which host of a set the program ran on: what `rdmaemu timeline` lines the traces and
-        // captures of a run up by.
-        timespec wall{};
-        clock_gettime(CLOCK_REALTIME, &wall);
-        o.start = std::chrono::steady_clock::now();
-        const char* host = std::getenv("RDMAEMU_HOST");
-        char clock_line[96];
-        std::snprintf(clock_line, sizeof clock_line, "# clock realtime=%lld.%09ld host=%s\n",
-                      static_cast<long long>(wall.tv_sec), wall.tv_nsec,
-                      host && *host ? host : "-");
-        header += clock_line;
-        ssize_t ignored = ::write(o.fd, header.data(), header.size());
-        (void)ignored;
-        return o;
-    }();
-    return out;
-}
 
 void appendf(std::string& out, const char* fmt, auto... args) {
     char buf[160];
@@ -101,22 +31,11 @@ void appendf(std::string& out, const char* fmt, auto... args) {
 } // namespace
 
 bool enabled() {
-    return output().fd >= 0;
+    return emu::trace_file::enabled();
 }
 
 void write_line(const char* kind, const std::string& text) {
-    Output& o = output();
-    if (o.fd < 0) return;
-    int saved_errno = errno; // tracing must not change what the app sees
-    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - o.start).count();
-    std::string line;
-    appendf(line, "%12.6f %7d %s ", t, int(gettid()), kind);
-    line += text;
-    line += '\n';
-    // One write per line: O_APPEND keeps lines of concurrent threads and processes whole.
-    ssize_t ignored = ::write(o.fd, line.data(), line.size());
-    (void)ignored;
-    errno = saved_errno;
+    emu::trace_file::write_line(kind, text);
 }
 
 void append(std::string& out, const ibv_context* ctx) {

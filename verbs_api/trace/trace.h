@@ -6,6 +6,8 @@
 //   warn TEXT                       (hardware-mode argument checks)
 #pragma once
 
+#include "emu/trace_file.h"
+
 #include <infiniband/verbs.h>
 
 #include <cstdint>
@@ -19,17 +21,18 @@ namespace verbs::trace {
 bool enabled();
 void write_line(const char* kind, const std::string& text);
 
-// Counts verb calls on this thread, so only the outermost one is traced.
+// Counts traced calls on this thread, so only the outermost one is traced: a verb or, since
+// librdmacm shares the count (emu/trace_file.h), a CM call and the verbs it makes.
 class Nesting {
   public:
-    Nesting() { ++depth_; }
+    Nesting() : depth_(emu::trace_file::depth()) { ++depth_; }
     ~Nesting() { --depth_; }
     Nesting(const Nesting&) = delete;
     Nesting& operator=(const Nesting&) = delete;
     bool outermost() const { return depth_ == 1; }
 
   private:
-    static thread_local int depth_;
+    int& depth_;
 };
 
 // Arguments and results as the trace shows them.
