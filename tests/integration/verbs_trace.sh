@@ -159,7 +159,8 @@ done
 # word for word, after the time stamp and the thread id (IDs, QP numbers and ports are the run's)
 expect_line() {
     local file=$1 pattern=$2
-    cut -c22- "$file" | grep -qxE -- "$pattern" || { cut -c22- "$file" | grep -v -E '^(wr|wc) '; fail "not in $file: '$pattern'"; }
+    # grep reads to the end (no -q): under pipefail, cut's SIGPIPE after an early match failed it.
+    cut -c22- "$file" | grep -xE -- "$pattern" >/dev/null || { cut -c22- "$file" | grep -v -E '^(wr|wc) '; fail "not in $file: '$pattern'"; }
 }
 expect_line "$C" "verb rdma_getaddrinfo\(\"$A1\", \"7479\", \{flags=0 qp_type=0 port_space=RDMA_PS_TCP src=NULL dst=NULL\}\) = 0 \{flags=0 qp_type=IBV_QPT_RC port_space=RDMA_PS_TCP src=NULL dst=${A1//./\\.}:7479\}"
 expect_line "$C" 'cm RDMA_CM_EVENT_ADDR_RESOLVED id=cm_id\([0-9]+\) status=0'
