@@ -6,8 +6,8 @@
 # channel (-m, rdma_migrate_id); udaddy (UD, SIDR); rdma_server/rdma_client (rdma_create_ep,
 # synchronous IDs, the rdma_verbs.h helpers); rdma_xserver/rdma_xclient -c x (XRC: an XRC_SEND
 # QP sends to the XRC SRQ whose number the REP carried); perftest -R (ib_send_bw, ib_write_lat,
-# ib_read_bw); mckey (multicast join); rping again with --preload (LD_PRELOAD). Each server
-# and client must exit 0, and afterwards no CM ID is left on either host.
+# ib_read_bw, ib_atomic_lat); mckey (multicast join); rping again with --preload (LD_PRELOAD).
+# Each server and client must exit 0, and afterwards no CM ID is left on either host.
 # usage: rdmacm_programs.sh RDMAEMU
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -91,7 +91,7 @@ grep -qx "rdma_xclient: end 0" "$EMU_WORK/rdma_xserver.client" || fail "rdma_xcl
 grep -qx "rdma_xserver: end 0" "$EMU_WORK/rdma_xserver.server" || fail "rdma_xserver did not end 0"
 
 step "perftest over rdma_cm (-R)"
-for prog in ib_send_bw ib_write_lat ib_read_bw; do
+for prog in ib_send_bw ib_write_lat ib_read_bw ib_atomic_lat; do
     port=$(free_tcp_port)
     pair "$prog" "$port" "$prog" -R -n 200 -p "$port" -- "$prog" -R -n 200 -p "$port" "$A1"
     rows=$(perftest_rows "$EMU_WORK/$prog.client" | wc -l)
