@@ -1,4 +1,5 @@
 #include "emu/cm_trace_text.h"
+#include "emu/appendf.h"
 
 #include "emu/ipc/cm_protocol.h"
 #include "emu/verbs_names.h"
@@ -9,11 +10,7 @@
 namespace emu::cm_text {
 namespace {
 
-void appendf(std::string& out, const char* fmt, auto... args) {
-    char buf[160];
-    int n = std::snprintf(buf, sizeof buf, fmt, args...);
-    if (n > 0) out.append(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
-}
+using emu::appendf;
 
 } // namespace
 

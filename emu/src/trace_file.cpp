@@ -1,4 +1,5 @@
 #include "emu/trace_file.h"
+#include "emu/appendf.h"
 
 #include "emu/backend_mode.h"
 
@@ -142,11 +143,7 @@ Shared* shared() {
     return s;
 }
 
-void appendf(std::string& out, const char* fmt, auto... args) {
-    char buf[64];
-    int n = std::snprintf(buf, sizeof buf, fmt, args...);
-    if (n > 0) out.append(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
-}
+using emu::appendf;
 
 } // namespace
 

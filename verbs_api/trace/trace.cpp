@@ -1,4 +1,5 @@
 #include "trace/trace.h"
+#include "emu/appendf.h"
 
 #include "emu/trace_file.h"
 #include "emu/verbs_names.h"
@@ -22,11 +23,7 @@ namespace {
 
 namespace names = emu::names;
 
-void appendf(std::string& out, const char* fmt, auto... args) {
-    char buf[160];
-    int n = std::snprintf(buf, sizeof buf, fmt, args...);
-    if (n > 0) out.append(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
-}
+using emu::appendf;
 
 } // namespace
 

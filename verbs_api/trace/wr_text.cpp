@@ -1,6 +1,7 @@
 // Work requests and completions as the trace shows them: enum and flag names as verbs.h spells
 // them, QP numbers in hex, every SGE with its address, length and lkey, the remote address and
 // rkey, immediate data and atomic operands.
+#include "emu/appendf.h"
 #include "emu/verbs_names.h"
 #include "trace/trace.h"
 
@@ -14,11 +15,7 @@ namespace names = emu::names;
 
 namespace {
 
-void appendf(std::string& out, const char* fmt, auto... args) {
-    char buf[160];
-    int n = std::snprintf(buf, sizeof buf, fmt, args...);
-    if (n > 0) out.append(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
-}
+using emu::appendf;
 
 void append_sges(std::string& out, const ibv_sge* sges, size_t n) {
     uint64_t bytes = 0;
