@@ -42,7 +42,7 @@ void free_dm(Nic& nic, SessionObjects& objs, Dm& dm) {
 int dealloc_dm(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Dm* dm = c.objects.dms.get(q.handle);
     if (!dm) return no_object(c, "DM", q.handle);
-    if (dm->users) return EBUSY; // MRs still on it
+    if (dm->users) return in_use(c, "DM", q.handle, dm->users, "MR(s) registered on it");
     free_dm(c.nic, c.objects, *dm);
     c.log.debug("{} dm#{} freed", c.prefix, q.handle);
     return 0;

@@ -25,7 +25,8 @@ void free_pd(Nic& nic, SessionObjects& objs, Pd& pd) {
 int dealloc_pd(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Pd* pd = c.objects.pds.get(q.handle);
     if (!pd) return no_object(c, "PD", q.handle);
-    if (pd->users) return EBUSY; // MRs, QPs, SRQs or AHs still use it
+    if (pd->users)
+        return in_use(c, "PD", q.handle, pd->users, "MR(s), MW(s), QP(s), SRQ(s) or AH(s)");
     free_pd(c.nic, c.objects, *pd);
     c.log.debug("{} pd#{} deallocated", c.prefix, q.handle);
     return 0;
@@ -180,7 +181,7 @@ void free_mr(Nic& nic, SessionObjects& objs, Mr& mr) {
 int dereg_mr(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Mr* mr = c.objects.mrs.get(q.handle);
     if (!mr) return no_object(c, "MR", q.handle);
-    if (mr->windows) return EBUSY; // memory windows are bound to it
+    if (mr->windows) return in_use(c, "MR", q.handle, mr->windows, "memory window(s) bound to it");
     free_mr(c.nic, c.objects, *mr);
     c.log.debug("{} mr#{} deregistered", c.prefix, q.handle);
     return 0;

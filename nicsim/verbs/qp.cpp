@@ -323,7 +323,8 @@ int open_qp(VerbContext& c, const ipc::OpenQpReq& q, ipc::OpenQpReply& r) {
 int destroy_qp(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     Qp* qp = c.objects.qps.get(q.handle);
     if (!qp) return no_object(c, "QP", q.handle);
-    if (qp->flows) return EBUSY; // as the kernel: flows hold a reference on their QP
+    // As the kernel: flows hold a reference on their QP.
+    if (qp->flows) return in_use(c, "QP", q.handle, qp->flows, "flow(s) steering to it");
     if (DataPath* dp = c.nic.data_path()) dp->send_posted(*qp);
     c.log.debug("{} qp#{} destroyed (qpn {:#x})", c.prefix, qp->handle, qp->qpn);
     free_qp(c.nic, c.objects, *qp);

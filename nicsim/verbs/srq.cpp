@@ -182,7 +182,7 @@ int destroy_srq(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
     if (!srq) return no_object(c, "SRQ", q.handle);
     // QPs still receive through it. (XRC_RECV QPs name an XRC SRQ per message: it may go at
     // any time, and their later requests for it are refused.)
-    if (srq->users) return EBUSY;
+    if (srq->users) return in_use(c, "SRQ", q.handle, srq->users, "QP(s) receiving through it");
     free_srq(c.nic, c.objects, *srq);
     c.log.debug("{} srq#{} destroyed", c.prefix, q.handle);
     return 0;

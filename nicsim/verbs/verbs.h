@@ -45,6 +45,14 @@ inline int no_object(VerbContext& c, const char* kind, uint32_t handle) {
                     fmt::format("{} handle {} names no {} of this context", kind, handle, kind));
 }
 
+// A destroy verb's object is still held by `users` others (what `held_by` names): EBUSY, as
+// uverbs answers while its usecnt is not zero, and the reason says what to destroy first.
+inline int in_use(VerbContext& c, const char* kind, uint32_t handle, unsigned users,
+                  const char* held_by) {
+    return c.refuse(EBUSY, fmt::format("{} handle {} is still used by {} {}: destroy {} first",
+                                       kind, handle, users, held_by, users == 1 ? "it" : "them"));
+}
+
 // EAGAIN (logged) when the caller holds its whole share of `kind` (--max-per-process), else 0.
 inline int over_share(VerbContext& c, emu::Share kind) {
     return c.nic.shares().refuses(kind, c.pid, c.log, c.prefix) ? EAGAIN : 0;

@@ -6,13 +6,14 @@
 # channel (-m, rdma_migrate_id); udaddy (UD, SIDR); rdma_server/rdma_client (rdma_create_ep,
 # synchronous IDs, the rdma_verbs.h helpers); rdma_xserver/rdma_xclient -c x (XRC: an XRC_SEND
 # QP sends to the XRC SRQ whose number the REP carried); perftest -R (ib_send_bw, ib_write_lat,
-# ib_read_bw, ib_atomic_lat); mckey (multicast join); rping again with --preload (LD_PRELOAD).
-# Each server and client must exit 0, and afterwards no CM ID is left on either host.
+# ib_read_bw, ib_atomic_lat); mckey (multicast join); cmtime's 1000 connections (the set-up rate
+# is printed); rping again with --preload (LD_PRELOAD). Each server and client must exit 0 (the
+# cmtime server serves until killed), and afterwards no CM ID is left on either host.
 # usage: rdmacm_programs.sh RDMAEMU
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 emu_setup "$1"
-for p in rping ucmatose udaddy rdma_server rdma_client rdma_xserver rdma_xclient mckey; do
+for p in rping ucmatose udaddy rdma_server rdma_client rdma_xserver rdma_xclient mckey cmtime; do
     command -v "$p" >/dev/null || fail "$p not installed (Debian package rdmacm-utils)"
 done
 command -v ib_send_bw >/dev/null || fail "perftest not installed"
@@ -116,6 +117,38 @@ wait "$mpid" || fail "mckey receiver exited $?"
 grep -qx "test complete" "$EMU_WORK/mckey.recv" || fail "mckey receiver: no 'test complete'"
 grep -q "joined dgid: ::ffff:224.0.0.9" "$EMU_WORK/mckey.send" || fail "mckey: not the IPv4-mapped group"
 ok "mckey: 20 datagrams to ::ffff:224.0.0.9 received"
+
+step "cmtime: 1000 connections set up and torn down"
+emu_status >/dev/null
+before=$(emu_json "host(1)['cm']['cm_connections']")
+"$RDMAEMU" run --host 1 -- cmtime -b "$A1" -p 7472 -c 1000 >"$EMU_WORK/cmtime.server" 2>&1 &
+cpid=$!
+emu_bg_register "$cpid"
+wait_cm_listen 1 7472 20 "$cpid" || fail "cmtime server did not listen: $(cat "$EMU_WORK/cmtime.server")"
+timeout 120 "$RDMAEMU" run --host 2 -- cmtime -s "$A1" -p 7472 -c 1000 >"$EMU_WORK/cmtime.client" 2>&1 ||
+    fail "cmtime client exited $?: $(tail -n 20 "$EMU_WORK/cmtime.client")"
+grep -E "event: |ERROR|fail" "$EMU_WORK/cmtime.client" | head -5 | grep . &&
+    fail "cmtime client reported failed steps (above)"
+# cmtime's "total ms" column is the step's wall time over all 1000 connections.
+awk '$1 == "connect" || $1 == "disconnect" { printf "%s: %.0f per second (%.0f us each, %s ms for 1000)\n", $1, 1000000 / $3, $3, $3 }' \
+    "$EMU_WORK/cmtime.client"
+# The server disconnects and destroys each ID from its own thread: wait until only its listener
+# is left, with no QP. (cmtime's one static qp_init_attr makes every QP after the first share the
+# first one's CQs, as with rdma-core's librdmacm, which writes the CQs back into it; destroying the
+# first ID's CQs then fails EBUSY, and the two CQs live until the process exits.)
+for _ in $(seq 100); do
+    emu_status >/dev/null
+    ids=$(emu_json "sum(len(s.get('cm_ids', [])) for s in host(1)['sessions'] if s.get('comm') == 'cmtime')")
+    qps=$(emu_json "sum(len(s.get('qps', [])) for s in host(1)['sessions'] if s.get('comm') == 'cmtime')")
+    [[ $ids == 1 && $qps == 0 ]] && break
+    sleep 0.1
+done
+[[ $ids == 1 && $qps == 0 ]] || fail "cmtime server still holds $ids CM IDs and $qps QPs"
+after=$(emu_json "host(1)['cm']['cm_connections']")
+((after - before >= 1000)) || fail "host 1 counted $((after - before)) new CM connections, expected 1000"
+kill -TERM "$cpid" 2>/dev/null || true # (a background job ignores SIGINT)
+wait "$cpid" 2>/dev/null || true
+ok "cmtime: 1000 connections, the server back to its listener"
 
 step "nothing left behind"
 for h in 1 2; do

@@ -189,6 +189,10 @@ TEST_CASE("device memory: allocation limits, registration checks, EBUSY and tear
     REQUIRE(nicsim::dereg_mr(rig.ctx, {empty_mr, 0}, e) == 0);
     CHECK(nicsim::dealloc_dm(rig.ctx, {half, 0}, e) == EBUSY);
     CHECK(dm.users == 1);
+    // The refusal says what holds it (the app reads this reason with the EBUSY).
+    CHECK(rig.ctx.reason == fmt::format("DM handle {} is still used by 1 MR(s) registered on it: "
+                                        "destroy it first",
+                                        half));
 
     // The session ends with the MR still on the DM: MRs go first, then the DM.
     rig.objects.destroy_all(rig.nic);

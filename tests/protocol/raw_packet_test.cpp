@@ -224,6 +224,7 @@ TEST_CASE("raw: a flow holds its QP; once destroyed, its frames are no longer st
     uint32_t h = flow(rig, b);
     ipc::Empty e;
     CHECK(nicsim::destroy_qp(rig.ctx, {b.handle, 0}, e) == EBUSY);
+    CHECK(rig.ctx.reason.find("still used by 1 flow(s) steering to it") != std::string::npos);
     REQUIRE(nicsim::destroy_flow(rig.ctx, {h, 0}, e) == 0);
     CHECK(nicsim::destroy_flow(rig.ctx, {h, 0}, e) == ENOENT);
     CHECK(rig.nic.flows().empty());
