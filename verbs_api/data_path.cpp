@@ -1,6 +1,5 @@
 // The data path: posting writes WQEs into the shared rings and rings the doorbell; polling
 // reads CQEs from shared memory. No socket, and a syscall only to wake a sleeping NIC.
-#include "emu/qp_state_rules.h"
 #include "emu/verbs_names.h"
 #include "emu/wr_opcodes.h"
 #include "emu_objects.h"
@@ -104,7 +103,7 @@ std::string state_fault(const ibv_qp* qp, bool send) {
     if (send && qp->qp_type == IBV_QPT_XRC_RECV) return "an XRC_RECV QP has no send queue";
     if (!send && qp->srq) return "the QP takes its receives from its SRQ (ibv_post_srq_recv)";
     if (send)
-        return "the QP is in " + std::string(emu::qp_state_name(qp->state)) +
+        return "the QP is in " + emu::names::qp_state_short(qp->state) +
                "; it sends from RTS on (RESET->INIT->RTR->RTS first)";
     return "the QP is in RESET; it takes receives from INIT on";
 }
