@@ -1,7 +1,7 @@
 // The data path: posting writes WQEs into the shared rings and rings the doorbell; polling
 // reads CQEs from shared memory. No socket, and a syscall only to wake a sleeping NIC.
-#include "emu/qp_state_rules.h"
 #include "emu/verbs_names.h"
+#include "emu/wr_opcodes.h"
 #include "emu_objects.h"
 #include "explain/explain.h"
 #include "ops.h"
@@ -16,30 +16,9 @@ namespace ipc = emu::ipc;
 
 namespace {
 
-bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
-    switch (type) {
-    case IBV_QPT_RC:
-    case IBV_QPT_XRC_SEND:
-        return op <= IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_SEND_WITH_INV ||
-               op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
-    case IBV_QPT_UC:
-        return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE ||
-               op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
-    case IBV_QPT_UD:
-        // Every classic opcode is posted, as mlx5 posts any opcode of its table and rxe any
-        // its provider knows; the NIC completes all but SEND (with imm) with
-        // IBV_WC_LOC_QP_OP_ERR, as both do (rxe: its WR opcode table has no UD bit for them).
-        return static_cast<unsigned>(op) <= IBV_WR_SEND_WITH_INV;
-    case IBV_QPT_RAW_PACKET:
-        return op == IBV_WR_SEND; // the SGEs hold one whole Ethernet frame
-    default:
-        return false;
-    }
-}
-
 // Fills the slot for one send WR. Returns 0 or the errno ibv_post_send reports.
 int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
-    if (!opcode_allowed(q.ex.qp_base.qp_type, wr.opcode)) return EINVAL;
+    if (!emu::wr_posts_on(wr.opcode, q.ex.qp_base.qp_type)) return EINVAL;
     if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > q.cap.max_send_sge) return EINVAL;
     auto* w = reinterpret_cast<ipc::SendWqe*>(slot);
     *w = {};
@@ -47,9 +26,7 @@ int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
     w->opcode = wr.opcode;
     w->send_flags = wr.send_flags;
     if (q.ex.qp_base.qp_type == IBV_QPT_XRC_SEND) w->xrc_remote_srqn = wr.qp_type.xrc.remote_srqn;
-    w->imm_data = wr.opcode == IBV_WR_SEND_WITH_INV || wr.opcode == IBV_WR_LOCAL_INV
-                      ? wr.invalidate_rkey
-                      : wr.imm_data;
+    w->imm_data = emu::wr_has(wr.opcode, emu::kWrInvalidate) ? wr.invalidate_rkey : wr.imm_data;
     if (wr.opcode == IBV_WR_BIND_MW) {
         ibv_mw* mw = wr.bind_mw.mw;
         if (!mw) return EINVAL;
@@ -62,13 +39,13 @@ int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
         mw->rkey = bound_rkey(mw, wr.bind_mw.rkey);
         return 0;
     }
-    if (wr.opcode == IBV_WR_LOCAL_INV) return 0;
+    if (emu::wr_has(wr.opcode, emu::kWrLocal)) return 0; // LOCAL_INV: its rkey is all it has
     if (q.ex.qp_base.qp_type == IBV_QPT_UD) {
         if (!wr.wr.ud.ah) return EINVAL;
         w->ah = wr.wr.ud.ah->handle;
         w->remote_qpn = wr.wr.ud.remote_qpn;
         w->remote_qkey = wr.wr.ud.remote_qkey;
-    } else if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+    } else if (emu::wr_has(wr.opcode, emu::kWrAtomic)) {
         w->remote_addr = wr.wr.atomic.remote_addr;
         w->rkey = wr.wr.atomic.rkey;
         w->compare_add = wr.wr.atomic.compare_add;
@@ -78,9 +55,8 @@ int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
         w->rkey = wr.wr.rdma.rkey;
     }
     char* tail = slot + sizeof(ipc::SendWqe);
-    bool inline_data = (wr.send_flags & IBV_SEND_INLINE) && wr.opcode != IBV_WR_RDMA_READ &&
-                       wr.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
-                       wr.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;
+    // IBV_SEND_INLINE on a READ or an atomic is dropped: their SGEs are where the answer lands.
+    bool inline_data = (wr.send_flags & IBV_SEND_INLINE) && emu::wr_has(wr.opcode, emu::kWrInline);
     if (inline_data) {
         // Copied now: the app may reuse its buffer as soon as this call returns.
         uint64_t total = 0;
@@ -105,7 +81,7 @@ int write_send_wqe(EmuQp& q, const ibv_send_wr& wr, char* slot) {
 // Why write_send_wqe refused `wr` (called only for a refused WR, when explaining).
 std::string send_wqe_fault(const EmuQp& q, const ibv_send_wr& wr) {
     const ibv_qp_type type = q.ex.qp_base.qp_type;
-    if (!opcode_allowed(type, wr.opcode))
+    if (!emu::wr_posts_on(wr.opcode, type))
         return emu::names::wr_opcode(wr.opcode) + " is not an operation of a " +
                emu::names::qp_type_short(type) + " QP";
     if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > q.cap.max_send_sge)
@@ -127,7 +103,7 @@ std::string state_fault(const ibv_qp* qp, bool send) {
     if (send && qp->qp_type == IBV_QPT_XRC_RECV) return "an XRC_RECV QP has no send queue";
     if (!send && qp->srq) return "the QP takes its receives from its SRQ (ibv_post_srq_recv)";
     if (send)
-        return "the QP is in " + std::string(emu::qp_state_name(qp->state)) +
+        return "the QP is in " + emu::names::qp_state_short(qp->state) +
                "; it sends from RTS on (RESET->INIT->RTR->RTS first)";
     return "the QP is in RESET; it takes receives from INIT on";
 }

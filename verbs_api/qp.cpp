@@ -1,6 +1,7 @@
 // Queue pairs: creation (classic and extended), the state machine (checked by the NIC),
 // queries and destruction.
 #include "dead_nic.h"
+#include "emu/wr_opcodes.h"
 #include "emu_objects.h"
 #include "emulated_verbs.h"
 #include "ops.h"
@@ -13,27 +14,6 @@ using namespace verbs;
 namespace ipc = emu::ipc;
 
 namespace {
-
-// The new post-send operations each QP type can carry.
-uint64_t supported_send_ops(ibv_qp_type type) {
-    constexpr uint64_t send = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
-    constexpr uint64_t write = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
-    switch (type) {
-    case IBV_QPT_RC:
-    case IBV_QPT_XRC_SEND:
-        return send | write | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-               IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE |
-               IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
-    case IBV_QPT_UC:
-        return send | write | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
-    case IBV_QPT_UD:
-        return send;
-    case IBV_QPT_RAW_PACKET:
-        return IBV_QP_EX_WITH_SEND; // no TSO
-    default:
-        return 0;
-    }
-}
 
 // The app's ibv_qp for a QP the NIC made.
 EmuQp* new_qp(ibv_context* ctx, const ibv_qp_init_attr_ex& attr, const ipc::CreateQpReply& r) {
@@ -113,7 +93,7 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) {
     if (attr->comp_mask & (IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH))
         return create_rss_qp(ctx, attr);
     bool send_ops = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-    if (send_ops && (attr->send_ops_flags & ~supported_send_ops(attr->qp_type)))
+    if (send_ops && (attr->send_ops_flags & ~emu::send_ops_of(attr->qp_type)))
         return fail<ibv_qp>(EOPNOTSUPP);
     if (!xrc_recv && (!attr->send_cq || (!xrc_send && !attr->recv_cq))) return fail<ibv_qp>(EINVAL);
     ibv_pd* pd = xrc_recv ? nullptr : attr->pd;

@@ -2,6 +2,7 @@
 // in the SQ ring, the ibv_wr_set_* calls fill it, and ibv_wr_complete publishes the batch and
 // rings the doorbell once. An invalid call poisons the batch: ibv_wr_complete then posts none
 // of it and returns the error, as mlx5 does.
+#include "emu/wr_opcodes.h"
 #include "emu_objects.h"
 #include "ops.h"
 
@@ -17,11 +18,17 @@ ipc::SendWqe* wqe(EmuQp& q) {
     return reinterpret_cast<ipc::SendWqe*>(q.batch_wqe);
 }
 
-// Starts a WQE for `opcode`, or poisons the batch. Returns nullptr when poisoned.
+// Starts a WQE for `opcode`, or poisons the batch. Returns nullptr when poisoned. An opcode
+// its QP type does not execute is EINVAL, as rxe_post_send_kernel refuses one its WR table
+// gives no bits for that type (mlx5 offers no ibv_wr_* call for it).
 ipc::SendWqe* begin(ibv_qp_ex* qpx, ibv_wr_opcode opcode) {
     EmuQp& q = *emu_qp(qpx);
     q.batch_wqe = nullptr;
     if (q.batch_err) return nullptr;
+    if (!emu::wr_executes_on(opcode, q.qp()->qp_type)) {
+        q.batch_err = EINVAL;
+        return nullptr;
+    }
     if (ring_full(q.sq)) {
         q.batch_err = ENOMEM;
         return nullptr;
@@ -147,9 +154,11 @@ void wr_set_sge(ibv_qp_ex* qpx, uint32_t lkey, uint64_t addr, uint32_t length) {
     wr_set_sge_list(qpx, 1, &sge);
 }
 
+// Inline data on a READ or an atomic, whose SGEs are where the answer lands, is EINVAL, as
+// rxe_post_send_kernel refuses IB_SEND_INLINE on an opcode without WR_INLINE_MASK.
 void wr_set_inline_data_list(ibv_qp_ex* qpx, size_t num_buf, const ibv_data_buf* buf_list) {
     EmuQp& q = *emu_qp(qpx);
-    if (!q.batch_wqe) return poison(qpx, EINVAL);
+    if (!q.batch_wqe || !emu::wr_has(wqe(q)->opcode, emu::kWrInline)) return poison(qpx, EINVAL);
     size_t total = 0;
     for (size_t i = 0; i < num_buf; ++i)
         total += buf_list[i].length;

@@ -215,12 +215,13 @@ std::string modify_refusal(ibv_qp_type type, ibv_qp_state current, ibv_qp_state 
                            uint32_t mask) {
     if (modify_is_ok(type, current, next, mask)) return {};
     const std::string on = " on " + names::qp_type_short(type);
-    const std::string transition = std::string(qp_state_name(current)) + "->" + qp_state_name(next);
+    const std::string transition =
+        names::qp_state_short(current) + "->" + names::qp_state_short(next);
     if ((mask & IBV_QP_CUR_STATE) != 0 && current != IBV_QPS_RTR && current != IBV_QPS_RTS &&
         current != IBV_QPS_SQD && current != IBV_QPS_SQE)
         return std::string(
                    "IBV_QP_CUR_STATE is allowed only from RTR, RTS, SQD or SQE, not from ") +
-               qp_state_name(current);
+               names::qp_state_short(current);
     TransitionRule rule = transition_rule(type, current, next);
     if (!rule.valid) {
         Kind kind;
@@ -233,27 +234,6 @@ std::string modify_refusal(ibv_qp_type type, ibv_qp_state current, ibv_qp_state 
     if (uint32_t extra = mask & ~(rule.required | rule.optional | IBV_QP_STATE))
         text += (text.empty() ? "" : " and ") + names::qp_attr_mask(extra) + " not allowed";
     return text + " for " + transition + on;
-}
-
-const char* qp_state_name(ibv_qp_state state) {
-    switch (state) {
-    case IBV_QPS_RESET:
-        return "RESET";
-    case IBV_QPS_INIT:
-        return "INIT";
-    case IBV_QPS_RTR:
-        return "RTR";
-    case IBV_QPS_RTS:
-        return "RTS";
-    case IBV_QPS_SQD:
-        return "SQD";
-    case IBV_QPS_SQE:
-        return "SQE";
-    case IBV_QPS_ERR:
-        return "ERR";
-    default:
-        return "UNKNOWN";
-    }
 }
 
 } // namespace emu

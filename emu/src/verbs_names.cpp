@@ -1,5 +1,7 @@
 #include "emu/verbs_names.h"
 
+#include "emu/wr_opcodes.h"
+
 #include <infiniband/verbs.h>
 
 #include <cstdio>
@@ -24,19 +26,6 @@ constexpr Name kQpStates[] = {N(IBV_QPS_RESET), N(IBV_QPS_INIT),   N(IBV_QPS_RTR
                               N(IBV_QPS_ERR),   N(IBV_QPS_UNKNOWN)};
 constexpr Name kMtus[] = {N(IBV_MTU_256), N(IBV_MTU_512), N(IBV_MTU_1024), N(IBV_MTU_2048),
                           N(IBV_MTU_4096)};
-constexpr Name kWrOpcodes[] = {N(IBV_WR_RDMA_WRITE),
-                               N(IBV_WR_RDMA_WRITE_WITH_IMM),
-                               N(IBV_WR_SEND),
-                               N(IBV_WR_SEND_WITH_IMM),
-                               N(IBV_WR_RDMA_READ),
-                               N(IBV_WR_ATOMIC_CMP_AND_SWP),
-                               N(IBV_WR_ATOMIC_FETCH_AND_ADD),
-                               N(IBV_WR_LOCAL_INV),
-                               N(IBV_WR_BIND_MW),
-                               N(IBV_WR_SEND_WITH_INV),
-                               N(IBV_WR_TSO),
-                               N(IBV_WR_DRIVER1),
-                               N(IBV_WR_ATOMIC_WRITE)};
 constexpr Name kWcOpcodes[] = {N(IBV_WC_SEND),
                                N(IBV_WC_RDMA_WRITE),
                                N(IBV_WC_RDMA_READ),
@@ -178,7 +167,8 @@ std::string mtu(uint32_t v) {
     return lookup(kMtus, v);
 }
 std::string wr_opcode(uint32_t v) {
-    return lookup(kWrOpcodes, v);
+    const char* name = wr_opcode_info(v).name; // the WR table names its opcodes
+    return name ? name : number(v, "%u");
 }
 std::string wc_opcode(uint32_t v) {
     return lookup(kWcOpcodes, v);

@@ -24,28 +24,6 @@ uint32_t last_psn(const SendOp& op) {
     return psn_add(op.first_psn, op.npkts - 1);
 }
 
-ibv_wc_opcode wc_opcode(uint32_t wr_opcode) {
-    switch (wr_opcode) {
-    case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-        return IBV_WC_RDMA_WRITE;
-    case IBV_WR_RDMA_READ:
-        return IBV_WC_RDMA_READ;
-    case IBV_WR_ATOMIC_CMP_AND_SWP:
-        return IBV_WC_COMP_SWAP;
-    case IBV_WR_ATOMIC_FETCH_AND_ADD:
-        return IBV_WC_FETCH_ADD;
-    case IBV_WR_ATOMIC_WRITE:
-        return IBV_WC_ATOMIC_WRITE;
-    case IBV_WR_BIND_MW:
-        return IBV_WC_BIND_MW;
-    case IBV_WR_LOCAL_INV:
-        return IBV_WC_LOCAL_INV;
-    default:
-        return IBV_WC_SEND;
-    }
-}
-
 // A READ's or atomic's local buffers, resolved when its first response data comes: their lkeys
 // are checked as hardware checks them, on the scatter (requester.cpp, take). False, with the op
 // failed with IBV_WC_LOC_PROT_ERR, when an SGE names no usable MR.
@@ -59,8 +37,7 @@ bool resolve_response_buffers(TransportEnv& env, Qp& qp, SendOp& op) {
         IBV_WC_SUCCESS)
         return true;
     fail_op(env, qp, op, IBV_WC_LOC_PROT_ERR,
-            fmt::format("the {}'s response found no buffer to land in: {}",
-                        wr_operation(op.wqe.opcode),
+            fmt::format("the {}'s response found no buffer to land in: {}", op.info().operation,
                         explain_local(env.nic(), qp.pd, sges, n, IBV_ACCESS_LOCAL_WRITE).text()));
     return false;
 }
@@ -129,7 +106,7 @@ SendOp* oldest_outstanding(Qp& qp) {
 // when the responder's QP is the same user's.
 std::string refused_by_responder(TransportEnv& env, Qp& qp, const SendOp& op,
                                  const wire::Headers& h, wire::NakCode code) {
-    const char* what = wr_operation(op.wqe.opcode);
+    const char* what = op.info().operation;
     if (std::optional<PeerReason> peer = env.peer_reason(dest_addr(qp), qp.qpn, h.psn)) {
         std::string text = fmt::format("the responder refused the {}: {}", what, peer->what);
         if (!peer->hint.empty() && qp.owner && qp.owner->uid == peer->owner_uid)
@@ -153,7 +130,7 @@ void notice_rnr(TransportEnv& env, Qp& qp, const SendOp& op) {
                               : fmt::format("rnr_retry {}: {} left", qp.attr.rnr_retry, r.rnr_left);
     explain(env, qp, emu::ipc::ReasonKind::Notice, "",
             fmt::format("the peer ({}) has no receive posted for the {} wr_id {} ({} so far); {}",
-                        peer_of(qp), wr_operation(op.wqe.opcode), op.wqe.wr_id,
+                        peer_of(qp), op.info().operation, op.wqe.wr_id,
                         count_of(r.rnr_streak, "RNR NAK"), retries));
 }
 
@@ -228,7 +205,7 @@ void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h, con
                           size_t len) {
     SendOp* op = pending_read(qp);
     if (!op) return drop_ghost(env, qp, h, "no READ is waiting for its response");
-    if (op->wqe.opcode != IBV_WR_RDMA_READ) return; // a later READ's: the atomic's ACK was lost
+    if (!op->has(emu::kWrRead)) return; // a later READ's: the atomic's ACK was lost
     uint32_t mtu = mtu_bytes(qp);
     uint32_t expected = psn_add(op->first_psn, static_cast<int64_t>(op->response_bytes / mtu));
     int32_t d = psn_diff(h.psn, expected);
@@ -272,7 +249,7 @@ void handle_read_response(TransportEnv& env, Qp& qp, const wire::Headers& h, con
 
 void handle_atomic_ack(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     SendOp* op = pending_read(qp);
-    if (!op || op->wqe.opcode == IBV_WR_RDMA_READ || h.psn != op->first_psn) return;
+    if (!op || op->has(emu::kWrRead) || h.psn != op->first_psn) return;
     acknowledge_through(env, qp, psn_add(op->first_psn, -1));
     uint64_t original = h.atomic_ack; // written back in host order, as verbs apps read it
     if (!resolve_response_buffers(env, qp, *op)) {
@@ -368,10 +345,10 @@ void complete_ready(TransportEnv& env, Qp& qp) {
             ibv_wc wc{};
             wc.wr_id = op.wqe.wr_id;
             wc.status = op.status;
-            wc.opcode = wc_opcode(op.wqe.opcode);
-            wc.byte_len = op.wqe.opcode == IBV_WR_RDMA_READ ? static_cast<uint32_t>(op.length)
-                          : op.reads()                      ? 8
-                                                            : 0;
+            wc.opcode = op.info().wc_opcode;
+            wc.byte_len = op.has(emu::kWrRead)     ? static_cast<uint32_t>(op.length)
+                          : op.has(emu::kWrAtomic) ? 8
+                                                   : 0;
             wc.qp_num = qp.qpn;
             post_completion(env, *qp.send_cq, wc, false, 0, op.reason);
         }
@@ -380,9 +357,7 @@ void complete_ready(TransportEnv& env, Qp& qp) {
             to_error(env, qp, op.reason);
             return;
         }
-        if (op.wqe.opcode == IBV_WR_SEND || op.wqe.opcode == IBV_WR_SEND_WITH_IMM ||
-            op.wqe.opcode == IBV_WR_SEND_WITH_INV)
-            env.nic().hw().add(HwCounter::RdmaSends);
+        if (op.has(emu::kWrSend)) env.nic().hw().add(HwCounter::RdmaSends);
     }
 }
 

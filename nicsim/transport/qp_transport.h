@@ -4,6 +4,7 @@
 
 #include "dma/dma_engine.h"
 #include "emu/ipc/rings.h"
+#include "emu/wr_opcodes.h"
 
 #include <cstdint>
 #include <deque>
@@ -32,8 +33,10 @@ struct SendOp {
     // Tag matching's rendezvous: an operation the NIC queues itself, not a WQE of the SQ. It
     // takes no SQ slot and completes into the TM SRQ's CQ (tag_matching.h), never the send CQ.
     enum class Internal : uint8_t { None, RndvRead, RndvFin } internal = Internal::None;
-    uint64_t tm_tag = 0; // the message's tag (wqe.wr_id: the tag's recv_wr_id)
-    bool reads() const;  // READ or atomic: the responder answers with data
+    uint64_t tm_tag = 0;                   // the message's tag (wqe.wr_id: the tag's recv_wr_id)
+    const emu::WrOpcodeInfo& info() const; // what its opcode means (emu/wr_opcodes.h)
+    bool has(uint32_t wr_flags) const;     // its opcode has every emu::kWr* bit of `wr_flags`
+    bool reads() const;                    // READ or atomic: the responder answers with data
     bool signaled(bool sq_sig_all) const;
 };
 

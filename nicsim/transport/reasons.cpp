@@ -33,23 +33,6 @@ std::string peer_of(const Qp& qp) {
     return fmt::format("{} qp {:#x}", ip, qp.attr.dest_qp_num);
 }
 
-const char* wr_operation(uint32_t wr_opcode) {
-    switch (wr_opcode) {
-    case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-        return "WRITE";
-    case IBV_WR_RDMA_READ:
-        return "READ";
-    case IBV_WR_ATOMIC_CMP_AND_SWP:
-    case IBV_WR_ATOMIC_FETCH_AND_ADD:
-        return "atomic";
-    case IBV_WR_ATOMIC_WRITE:
-        return "ATOMIC WRITE";
-    default:
-        return "SEND";
-    }
-}
-
 std::string nak_meaning(emu::wire::NakCode code) {
     using emu::wire::NakCode;
     switch (code) {

@@ -25,8 +25,6 @@ void fail_op(TransportEnv& env, const Qp& qp, SendOp& op, ibv_wc_status status,
              const std::string& why);
 // The peer of a connected QP: "127.0.3.1 qp 0x5194f7".
 std::string peer_of(const Qp& qp);
-// What a send WR does, for sentences: "WRITE", "READ", "SEND", "atomic", "ATOMIC WRITE".
-const char* wr_operation(uint32_t wr_opcode);
 // What a NAK of `code` says when the responder said nothing more.
 std::string nak_meaning(emu::wire::NakCode code);
 // "1 RNR NAK", "10 RNR NAKs".

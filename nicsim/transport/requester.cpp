@@ -19,9 +19,16 @@
 
 namespace nicsim {
 
+const emu::WrOpcodeInfo& SendOp::info() const {
+    return emu::wr_opcode_info(wqe.opcode);
+}
+
+bool SendOp::has(uint32_t wr_flags) const {
+    return emu::wr_has(wqe.opcode, wr_flags);
+}
+
 bool SendOp::reads() const {
-    return wqe.opcode == IBV_WR_RDMA_READ || wqe.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-           wqe.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+    return emu::wr_has_any(wqe.opcode, emu::kWrRead | emu::kWrAtomic);
 }
 
 bool SendOp::signaled(bool sq_sig_all) const {
@@ -35,38 +42,6 @@ using emu::wire::psn_add;
 
 namespace {
 
-bool is_local(uint32_t opcode) {
-    return opcode == IBV_WR_BIND_MW || opcode == IBV_WR_LOCAL_INV;
-}
-
-bool is_atomic(uint32_t opcode) {
-    return opcode == IBV_WR_ATOMIC_CMP_AND_SWP || opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-bool valid_opcode(ibv_qp_type type, uint32_t op) {
-    if (type == IBV_QPT_RAW_PACKET) return op == IBV_WR_SEND; // a frame, nothing else
-    if (type == IBV_QPT_XRC_SEND) type = IBV_QPT_RC;          // RC's operations, to an XRC SRQ
-    switch (op) {
-    case IBV_WR_SEND:
-    case IBV_WR_SEND_WITH_IMM:
-        return true;
-    case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-        return type == IBV_QPT_RC || type == IBV_QPT_UC;
-    case IBV_WR_RDMA_READ:
-    case IBV_WR_ATOMIC_CMP_AND_SWP:
-    case IBV_WR_ATOMIC_FETCH_AND_ADD:
-    case IBV_WR_ATOMIC_WRITE:
-    case IBV_WR_SEND_WITH_INV:
-        return type == IBV_QPT_RC;
-    case IBV_WR_BIND_MW:
-    case IBV_WR_LOCAL_INV:
-        return type == IBV_QPT_RC || type == IBV_QPT_UC;
-    default:
-        return false;
-    }
-}
-
 // Copies one WQE out of the ring (the app may scribble on it) and checks it. A WR that fails
 // its checks is done, with its status and the reason.
 SendOp take(TransportEnv& env, Qp& qp, uint32_t index) {
@@ -77,14 +52,14 @@ SendOp take(TransportEnv& env, Qp& qp, uint32_t index) {
     const emu::ipc::SendWqe& w = op.wqe;
     const char* tail = slot + sizeof(emu::ipc::SendWqe);
     size_t tail_room = qp.sq.entry_size - sizeof(emu::ipc::SendWqe);
-    if (!valid_opcode(qp.type, w.opcode)) {
+    if (!emu::wr_executes_on(w.opcode, qp.type)) {
         fail_op(env, qp, op, IBV_WC_LOC_QP_OP_ERR,
                 fmt::format("{} is not an operation of a {} QP", emu::names::wr_opcode(w.opcode),
                             emu::names::qp_type_short(qp.type)));
         return op;
     }
-    if (w.opcode == IBV_WR_ATOMIC_WRITE) {
-        // The 8 bytes travel in the WQE (ibv_wr_atomic_write copies them), not in SGEs.
+    if (op.has(emu::kWrDataInWqe)) {
+        // ATOMIC WRITE's 8 bytes: ibv_wr_atomic_write copies them into the WQE.
         auto* data = reinterpret_cast<const uint8_t*>(&w.compare_add);
         op.inline_data.assign(data, data + 8);
         op.length = 8;
@@ -130,7 +105,7 @@ SendOp take(TransportEnv& env, Qp& qp, uint32_t index) {
     if (op.length > max_msg)
         fail_op(env, qp, op, IBV_WC_LOC_LEN_ERR,
                 fmt::format("a message of {} bytes, more than max_msg_sz {}", op.length, max_msg));
-    else if (is_atomic(w.opcode) && op.length < 8)
+    else if (op.has(emu::kWrAtomic) && op.length < 8)
         fail_op(env, qp, op, IBV_WC_LOC_LEN_ERR,
                 fmt::format("an atomic needs 8 bytes of local buffer for the original value; its "
                             "SGEs hold {}",
@@ -160,34 +135,9 @@ std::string datagram_fault(TransportEnv& env, const Qp& qp, const SendOp& op,
 }
 
 uint32_t packets_for(const Qp& qp, const SendOp& op) {
-    if (is_atomic(op.wqe.opcode)) return 1;
+    if (op.has(emu::kWrAtomic)) return 1;
     uint64_t mtu = mtu_bytes(qp);
     return static_cast<uint32_t>(std::max<uint64_t>(1, (op.length + mtu - 1) / mtu));
-}
-
-wire::Operation operation_of(uint32_t opcode) {
-    switch (opcode) {
-    case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-        return wire::Operation::Write;
-    case IBV_WR_RDMA_READ:
-        return wire::Operation::ReadRequest;
-    case IBV_WR_ATOMIC_CMP_AND_SWP:
-        return wire::Operation::CompareSwap;
-    case IBV_WR_ATOMIC_FETCH_AND_ADD:
-        return wire::Operation::FetchAdd;
-    case IBV_WR_ATOMIC_WRITE:
-        return wire::Operation::AtomicWrite;
-    default:
-        return wire::Operation::Send;
-    }
-}
-
-wire::Modifier modifier_of(uint32_t opcode) {
-    if (opcode == IBV_WR_SEND_WITH_IMM || opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
-        return wire::Modifier::Imm;
-    if (opcode == IBV_WR_SEND_WITH_INV) return wire::Modifier::Inv;
-    return wire::Modifier::None;
 }
 
 // Sends packet op.next_pkt of `op` (for a READ: the request for everything from there on).
@@ -201,7 +151,7 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
     h.psn = psn_add(op.first_psn, k);
     auto transport = transport_of(qp);
     h.xrc_srqn = w.xrc_remote_srqn; // sent in the XRCETH of XRC requests, ignored otherwise
-    wire::Operation operation = operation_of(w.opcode);
+    wire::Operation operation = *op.info().wire; // local operations never come here
     size_t payload_len = 0;
     if (operation == wire::Operation::ReadRequest) {
         // A long READ goes out as several requests of at most kReadChunk response packets,
@@ -231,7 +181,7 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
         op.next_pkt = 1;
     } else {
         bool first = k == 0, last = k + 1 == op.npkts;
-        wire::Modifier mod = last ? modifier_of(w.opcode) : wire::Modifier::None;
+        wire::Modifier mod = last ? op.info().modifier : wire::Modifier::None;
         h.opcode = *wire::opcode_for(transport, operation, wire::position_of(first, last), mod);
         if (first && operation == wire::Operation::Write)
             h.reth = {w.remote_addr, w.rkey, static_cast<uint32_t>(op.length)};
@@ -303,7 +253,7 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
     while (budget > 0 && r.cursor < r.ops.size()) {
         SendOp& op = r.ops[r.cursor];
         if (op.status != IBV_WC_SUCCESS) break; // completes (with its error) in order
-        if (is_local(op.wqe.opcode)) {
+        if (op.has(emu::kWrLocal)) {
             // Memory-window operations run on the NIC alone, in send-queue order.
             bool bind = op.wqe.opcode == IBV_WR_BIND_MW;
             ibv_wc_status status = bind ? bind_window(env.nic(), qp, op.wqe)
@@ -345,7 +295,7 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
         if (reliable(qp) &&
             emu::wire::psn_diff(psn_add(op.first_psn, op.next_pkt), r.una_psn) >= int(kWindow))
             break;
-        if (op.wqe.opcode == IBV_WR_RDMA_READ && op.next_pkt > 0 &&
+        if (op.has(emu::kWrRead) && op.next_pkt > 0 &&
             op.next_pkt - op.response_bytes / mtu_bytes(qp) >= kReadAhead)
             break;
         if (!send_next_packet(env, qp, op)) {

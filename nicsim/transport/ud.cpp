@@ -67,7 +67,7 @@ ibv_wc_status send(TransportEnv& env, Qp& qp, SendOp& op) {
     if (!ah || ah->pd != qp.pd) return IBV_WC_LOC_QP_OP_ERR;
     uint8_t* buf = env.packet_buffer();
     wire::Headers h;
-    bool imm = w.opcode == IBV_WR_SEND_WITH_IMM;
+    bool imm = op.has(emu::kWrImm);
     h.opcode = imm ? wire::opcode::kUdSendOnlyImm : wire::opcode::kUdSendOnly;
     h.se = w.send_flags & IBV_SEND_SOLICITED;
     const uint8_t* dgid = ah->attr.grh.dgid.raw;

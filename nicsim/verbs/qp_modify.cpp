@@ -150,8 +150,8 @@ int modify_qp(VerbContext& c, const ipc::ModifyQpReq& q, ipc::Empty&) {
         return c.refuse(EINVAL, why, qp->qpn);
     apply(*qp, a, q.mask, next);
     if (DataPath* dp = c.nic.data_path()) dp->qp_modified(*qp, cur);
-    c.log.debug("{} qp {:#x} {} -> {} ({})", c.prefix, qp->qpn, emu::qp_state_name(cur),
-                emu::qp_state_name(next), emu::names::qp_attr_mask(q.mask));
+    c.log.debug("{} qp {:#x} {} -> {} ({})", c.prefix, qp->qpn, emu::names::qp_state_short(cur),
+                emu::names::qp_state_short(next), emu::names::qp_attr_mask(q.mask));
     return 0;
 }
 

@@ -32,6 +32,9 @@
 //             of another PD than its QP: receives checked against the SRQ's PD, remote
 //             accesses against the QP's
 //   cq        a solicited-only request does not narrow one for the next completion
+//   qpex      the new post-send API: a QP type's send_ops_flags are what it executes
+//             (EOPNOTSUPP beyond); an ibv_wr_* operation the type does not execute, or inline
+//             data on a READ, fails the batch with EINVAL and sends nothing (rxe)
 //
 // Usage: corners [CASE...]   (default: all). Prints one line per check; exits 1 if any failed.
 #include "rc_common.h"
@@ -86,6 +89,22 @@ struct pair {
     struct ibv_qp *a, *b;
 };
 
+// Connects a loopback RC pair: `a` posts, `b` answers.
+static inline void connect_pair(struct pair p, uint8_t timeout) {
+    struct qp_params params = {.timeout = timeout,
+                               .retry_cnt = 7,
+                               .rnr_retry = 7,
+                               .min_rnr_timer = 12,
+                               .max_rd_atomic = 1,
+                               .max_dest_rd_atomic = 1,
+                               .mtu = IBV_MTU_1024};
+    struct peer_info pa = {.qpn = p.a->qp_num, .psn = 100}, pb = {.qpn = p.b->qp_num, .psn = 200};
+    memcpy(pa.gid, g_dev.gid.raw, 16);
+    memcpy(pb.gid, g_dev.gid.raw, 16);
+    if (connect_qp(p.a, &params, 100, &pb) || connect_qp(p.b, &params, 200, &pa))
+        die("connecting a loopback RC pair: %s", strerror(errno));
+}
+
 static inline struct pair make_pair(struct ibv_pd* pd_a, struct ibv_pd* pd_b, struct ibv_cq* cq_a,
                                     struct ibv_cq* cq_b, struct ibv_srq* srq_b, uint8_t timeout) {
     struct ibv_qp_init_attr ia = {.send_cq = cq_a,
@@ -102,18 +121,7 @@ static inline struct pair make_pair(struct ibv_pd* pd_a, struct ibv_pd* pd_b, st
     ia.srq = srq_b;
     p.b = ibv_create_qp(pd_b, &ia);
     if (!p.a || !p.b) die("ibv_create_qp(RC): %s", strerror(errno));
-    struct qp_params params = {.timeout = timeout,
-                               .retry_cnt = 7,
-                               .rnr_retry = 7,
-                               .min_rnr_timer = 12,
-                               .max_rd_atomic = 1,
-                               .max_dest_rd_atomic = 1,
-                               .mtu = IBV_MTU_1024};
-    struct peer_info pa = {.qpn = p.a->qp_num, .psn = 100}, pb = {.qpn = p.b->qp_num, .psn = 200};
-    memcpy(pa.gid, g_dev.gid.raw, 16);
-    memcpy(pb.gid, g_dev.gid.raw, 16);
-    if (connect_qp(p.a, &params, 100, &pb) || connect_qp(p.b, &params, 200, &pa))
-        die("connecting a loopback RC pair: %s", strerror(errno));
+    connect_pair(p, timeout);
     return p;
 }
 
@@ -683,14 +691,8 @@ static void case_mr(struct ibv_pd* pd) {
 
 enum { QKEY = 0x11111111 };
 
-static inline struct ibv_qp* ud_qp(struct ibv_pd* pd, struct ibv_cq* cq) {
-    struct ibv_qp_init_attr ia = {
-        .send_cq = cq,
-        .recv_cq = cq,
-        .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1},
-        .qp_type = IBV_QPT_UD};
-    struct ibv_qp* qp = ibv_create_qp(pd, &ia);
-    if (!qp) die("ibv_create_qp(UD): %s", strerror(errno));
+// RESET -> INIT -> RTR -> RTS for a UD QP.
+static inline void ud_to_rts(struct ibv_qp* qp) {
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
     if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
         die("UD to INIT failed");
@@ -699,6 +701,17 @@ static inline struct ibv_qp* ud_qp(struct ibv_pd* pd, struct ibv_cq* cq) {
     a.qp_state = IBV_QPS_RTS;
     a.sq_psn = 1;
     if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN)) die("UD to RTS failed");
+}
+
+static inline struct ibv_qp* ud_qp(struct ibv_pd* pd, struct ibv_cq* cq) {
+    struct ibv_qp_init_attr ia = {
+        .send_cq = cq,
+        .recv_cq = cq,
+        .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1},
+        .qp_type = IBV_QPT_UD};
+    struct ibv_qp* qp = ibv_create_qp(pd, &ia);
+    if (!qp) die("ibv_create_qp(UD): %s", strerror(errno));
+    ud_to_rts(qp);
     return qp;
 }
 
@@ -977,6 +990,122 @@ static void case_cq(struct ibv_pd* pd) {
     free(buf);
 }
 
+// ================================ new post-send API ==============================================
+
+// A QP of `type` on `cq` for the ibv_wr_* calls `ops` (IBV_QP_EX_WITH_*); NULL with errno set
+// when refused.
+static struct ibv_qp* qp_with_send_ops(struct ibv_pd* pd, struct ibv_cq* cq, enum ibv_qp_type type,
+                                       uint64_t ops) {
+    struct ibv_qp_init_attr_ex ia = {.send_cq = cq,
+                                     .recv_cq = cq,
+                                     .cap = {.max_send_wr = 8,
+                                             .max_recv_wr = 8,
+                                             .max_send_sge = 1,
+                                             .max_recv_sge = 1,
+                                             .max_inline_data = 64},
+                                     .qp_type = type,
+                                     .comp_mask =
+                                         IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+                                     .pd = pd,
+                                     .send_ops_flags = ops};
+    return ibv_create_qp_ex(g_dev.ctx, &ia);
+}
+
+// Whether a completion comes to `cq` within half a second.
+static int completes(struct ibv_cq* cq) {
+    struct ibv_wc wc;
+    return wait_wc(cq, &wc, 0.5);
+}
+
+static void case_qpex(struct ibv_pd* pd) {
+    uint8_t* buf = xaligned(PAGE, PAGE);
+    memset(buf, 0, PAGE);
+    struct ibv_mr* mr = reg_mr(pd, buf, PAGE, kAll);
+    struct ibv_cq* scq = ibv_create_cq(g_dev.ctx, 16, NULL, NULL, 0);
+    struct ibv_cq* rcq = ibv_create_cq(g_dev.ctx, 16, NULL, NULL, 0);
+    const uint64_t send = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+
+    // What a QP type does not execute, it may not be made for (mlx5_qp_fill_wr_pfns, rxe).
+    struct ibv_qp* refused = qp_with_send_ops(pd, scq, IBV_QPT_UD, send | IBV_QP_EX_WITH_RDMA_READ);
+    check(!refused && errno == EOPNOTSUPP,
+          "qpex: a UD QP made for ibv_wr_rdma_read -> %s (expected EOPNOTSUPP)",
+          refused ? "made" : strerror(errno));
+
+    // ... nor post: the batch fails with EINVAL (rxe_post_send_kernel: no WR-table bits for
+    // the QP type), and nothing of it is sent.
+    struct ibv_qp* ud = qp_with_send_ops(pd, scq, IBV_QPT_UD, send);
+    if (!ud) die("ibv_create_qp_ex(UD): %s", strerror(errno));
+    ud_to_rts(ud);
+    struct ibv_qp* dst = ud_qp(pd, rcq);
+    struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+    aa.grh.dgid = g_dev.gid;
+    aa.grh.hop_limit = 1;
+    struct ibv_ah* ah = ibv_create_ah(pd, &aa);
+    if (!ah) die("ibv_create_ah: %s", strerror(errno));
+    struct ibv_qp_ex* x = ibv_qp_to_qp_ex(ud);
+    x->wr_flags = IBV_SEND_SIGNALED;
+    ibv_wr_start(x);
+    ibv_wr_rdma_read(x, mr->rkey, (uintptr_t)buf);
+    ibv_wr_set_ud_addr(x, ah, dst->qp_num, QKEY);
+    ibv_wr_set_sge(x, mr->lkey, (uintptr_t)buf, 8);
+    int rc = ibv_wr_complete(x);
+    int sent = completes(scq);
+    check(rc == EINVAL && !sent,
+          "qpex: ibv_wr_rdma_read on a UD QP -> ibv_wr_complete %s, %s (expected EINVAL, "
+          "nothing sent)",
+          rc ? strerror(rc) : "0", sent ? "a completion" : "no completion");
+    // The next batch of the same QP is not poisoned by it.
+    struct ibv_sge rsge = {(uintptr_t)buf + 64, 40 + 8, mr->lkey};
+    post_recv(dst, 1, &rsge, 1);
+    ibv_wr_start(x);
+    ibv_wr_send(x);
+    ibv_wr_set_ud_addr(x, ah, dst->qp_num, QKEY);
+    ibv_wr_set_sge(x, mr->lkey, (uintptr_t)buf, 8);
+    rc = ibv_wr_complete(x);
+    int s = rc ? -1 : next_status(scq, NULL);
+    int r = rc ? -1 : next_status(rcq, NULL);
+    check(rc == 0 && s == IBV_WC_SUCCESS && r == IBV_WC_SUCCESS,
+          "qpex: then ibv_wr_send on it -> ibv_wr_complete %s, %s, received %s (expected 0, "
+          "SUCCESS, SUCCESS)",
+          rc ? strerror(rc) : "0", st(s), st(r));
+
+    // Inline data on a READ, whose SGEs are where the answer lands: EINVAL (rxe refuses
+    // IB_SEND_INLINE on an opcode without WR_INLINE_MASK).
+    struct pair p = {qp_with_send_ops(pd, scq, IBV_QPT_RC, send | IBV_QP_EX_WITH_RDMA_READ), NULL};
+    if (!p.a) die("ibv_create_qp_ex(RC): %s", strerror(errno));
+    p.b = create_rc_qp(pd, rcq, rcq, 8, 8, 1, 0);
+    connect_pair(p, 14);
+    x = ibv_qp_to_qp_ex(p.a);
+    x->wr_flags = IBV_SEND_SIGNALED;
+    ibv_wr_start(x);
+    ibv_wr_rdma_read(x, mr->rkey, (uintptr_t)buf + 128);
+    ibv_wr_set_inline_data(x, buf, 8);
+    rc = ibv_wr_complete(x);
+    sent = completes(scq);
+    check(rc == EINVAL && !sent,
+          "qpex: ibv_wr_rdma_read with inline data -> ibv_wr_complete %s, %s (expected EINVAL, "
+          "nothing sent)",
+          rc ? strerror(rc) : "0", sent ? "a completion" : "no completion");
+    ibv_wr_start(x);
+    ibv_wr_rdma_read(x, mr->rkey, (uintptr_t)buf + 128);
+    ibv_wr_set_sge(x, mr->lkey, (uintptr_t)buf, 8);
+    rc = ibv_wr_complete(x);
+    s = rc ? -1 : next_status(scq, NULL);
+    check(rc == 0 && s == IBV_WC_SUCCESS,
+          "qpex: then ibv_wr_rdma_read with an SGE -> ibv_wr_complete %s, %s (expected 0, "
+          "SUCCESS)",
+          rc ? strerror(rc) : "0", st(s));
+
+    free_pair(p);
+    ibv_destroy_qp(ud);
+    ibv_destroy_qp(dst);
+    ibv_destroy_ah(ah);
+    ibv_destroy_cq(scq);
+    ibv_destroy_cq(rcq);
+    ibv_dereg_mr(mr);
+    free(buf);
+}
+
 // The cases, in the order they run by default.
 static const struct {
     const char* name;
@@ -984,7 +1113,7 @@ static const struct {
 } kCases[] = {
     {"mw", case_mw},           {"mwkeys", case_mwkeys},   {"mwpd", case_mwpd}, {"mwzb", case_mwzb},
     {"prec", case_prec},       {"handles", case_handles}, {"mr", case_mr},     {"ud", case_ud},
-    {"cqclean", case_cqclean}, {"pd", case_pd},           {"cq", case_cq},
+    {"cqclean", case_cqclean}, {"pd", case_pd},           {"cq", case_cq},     {"qpex", case_qpex},
 };
 
 int main(int argc, char** argv) {

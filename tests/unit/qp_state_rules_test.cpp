@@ -1,15 +1,15 @@
 #include "emu/qp_state_rules.h"
 
+#include "emu/verbs_names.h"
+
 #include <catch2/catch.hpp>
 
 #include <infiniband/verbs.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
 using emu::modify_is_ok;
-using emu::qp_state_name;
 using emu::transition_rule;
 
 namespace {
@@ -151,7 +151,8 @@ const Expected* find(const std::vector<Expected>& v, ibv_qp_state from, ibv_qp_s
 }
 
 std::string label(const char* type, ibv_qp_state from, ibv_qp_state to) {
-    return std::string(type) + " " + qp_state_name(from) + "->" + qp_state_name(to);
+    return std::string(type) + " " + emu::names::qp_state_short(from) + "->" +
+           emu::names::qp_state_short(to);
 }
 
 } // namespace
@@ -329,7 +330,7 @@ TEST_CASE("qp rules: any state may go to RESET, any but RESET to ERR", "[qp]") {
     for (auto type : {IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD, IBV_QPT_RAW_PACKET, IBV_QPT_XRC_SEND,
                       IBV_QPT_XRC_RECV}) {
         for (ibv_qp_state s : kAllStates) {
-            INFO("type " << type << " from " << qp_state_name(s));
+            INFO("type " << type << " from " << emu::names::qp_state_short(s));
             CHECK(modify_is_ok(type, s, RESET, IBV_QP_STATE));
             CHECK(modify_is_ok(type, s, ERR, IBV_QP_STATE) == (s != RESET));
             // These transitions take no attributes.
@@ -395,15 +396,4 @@ TEST_CASE("qp rules: unknown types and states are rejected", "[qp]") {
     CHECK_FALSE(modify_is_ok(IBV_QPT_RC, bad_state, ERR, IBV_QP_STATE));
     CHECK_FALSE(modify_is_ok(IBV_QPT_RC, RTS, bad_state, IBV_QP_STATE));
     CHECK_FALSE(transition_rule(IBV_QPT_RC, bad_state, bad_state).valid);
-}
-
-TEST_CASE("qp rules: state names", "[qp]") {
-    CHECK(std::strcmp(qp_state_name(RESET), "RESET") == 0);
-    CHECK(std::strcmp(qp_state_name(INIT), "INIT") == 0);
-    CHECK(std::strcmp(qp_state_name(RTR), "RTR") == 0);
-    CHECK(std::strcmp(qp_state_name(RTS), "RTS") == 0);
-    CHECK(std::strcmp(qp_state_name(SQD), "SQD") == 0);
-    CHECK(std::strcmp(qp_state_name(SQE), "SQE") == 0);
-    CHECK(std::strcmp(qp_state_name(ERR), "ERR") == 0);
-    CHECK(std::strcmp(qp_state_name(IBV_QPS_UNKNOWN), "UNKNOWN") == 0);
 }

@@ -14,6 +14,7 @@ TEST_CASE("verbs enums print as verbs.h names them, unknown values as numbers") 
     CHECK(names::qp_type_short(IBV_QPT_UD) == "UD");
     CHECK(names::qp_state(IBV_QPS_RTS) == "IBV_QPS_RTS");
     CHECK(names::qp_state_short(IBV_QPS_RTR) == "RTR");
+    CHECK(names::qp_state(42) == "42");
     CHECK(names::mtu(IBV_MTU_4096) == "IBV_MTU_4096");
     CHECK(names::wr_opcode(IBV_WR_ATOMIC_FETCH_AND_ADD) == "IBV_WR_ATOMIC_FETCH_AND_ADD");
     CHECK(names::wc_opcode(IBV_WC_RECV_RDMA_WITH_IMM) == "IBV_WC_RECV_RDMA_WITH_IMM");
@@ -60,4 +61,10 @@ TEST_CASE("a refused ibv_modify_qp names the missing or disallowed attributes an
     CHECK(emu::modify_refusal(IBV_QPT_RC, IBV_QPS_INIT, IBV_QPS_INIT,
                               IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS) ==
           "IBV_QP_CUR_STATE is allowed only from RTR, RTS, SQD or SQE, not from INIT");
+}
+
+TEST_CASE("QP states have their short names in sentences") {
+    const char* const expected[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR", "UNKNOWN"};
+    for (uint32_t state = IBV_QPS_RESET; state <= IBV_QPS_UNKNOWN; ++state)
+        CHECK(names::qp_state_short(state) == expected[state]);
 }

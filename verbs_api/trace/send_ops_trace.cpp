@@ -4,6 +4,7 @@
 // opcode's operands, then its SGEs or inline data, UD address or XRC SRQ) and write the batch at
 // ibv_wr_complete, in the very line format of ibv_post_send (a program that posts either way
 // traces the same), and then call the backend's own op.
+#include "emu/wr_opcodes.h"
 #include "trace/trace.h"
 
 #include <cstddef>
@@ -32,36 +33,29 @@ WatchedQp& entry(const ibv_qp_ex* qp) {
     return watched.at(&qp->qp_base);
 }
 
-// What an ibv_wr_<opcode>'s arguments are, by the opcode (verbs.h's ibv_qp_ex ops).
+// What an ibv_wr_<opcode>'s arguments are, by what its opcode carries (emu/wr_opcodes.h) and
+// verbs.h's ibv_qp_ex ops: the remote address first (rkey, addr), then the immediate, the
+// invalidated rkey or the atomic's operands (compare_add, then a compare-swap's swap).
 template <ibv_wr_opcode Opcode, typename... A> void take_operands(SendWr& w, A... a) {
     auto args = std::make_tuple(a...);
-    if constexpr (Opcode == IBV_WR_RDMA_WRITE || Opcode == IBV_WR_RDMA_READ ||
-                  Opcode == IBV_WR_RDMA_WRITE_WITH_IMM || Opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-                  Opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || Opcode == IBV_WR_ATOMIC_WRITE) {
+    constexpr bool remote = emu::wr_has(Opcode, emu::kWrRemote);
+    if constexpr (remote) {
         w.has_remote = true;
         w.rkey = std::get<0>(args);
         w.remote_addr = std::get<1>(args);
     }
-    if constexpr (Opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+    if constexpr (emu::wr_has(Opcode, emu::kWrImm)) {
         w.has_imm = true;
-        w.imm_data = std::get<2>(args);
+        w.imm_data = std::get < remote ? 2 : 0 > (args);
     }
-    if constexpr (Opcode == IBV_WR_SEND_WITH_IMM) {
-        w.has_imm = true;
-        w.imm_data = std::get<0>(args);
-    }
-    if constexpr (Opcode == IBV_WR_SEND_WITH_INV || Opcode == IBV_WR_LOCAL_INV) {
+    if constexpr (emu::wr_has(Opcode, emu::kWrInvalidate)) {
         w.has_invalidate = true;
         w.invalidate_rkey = std::get<0>(args);
     }
-    if constexpr (Opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+    if constexpr (emu::wr_has(Opcode, emu::kWrAtomic)) {
         w.has_atomic = true;
         w.compare_add = std::get<2>(args);
-        w.swap = std::get<3>(args);
-    }
-    if constexpr (Opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-        w.has_atomic = true;
-        w.compare_add = std::get<2>(args);
+        if constexpr (sizeof...(A) > 3) w.swap = std::get<3>(args);
     }
 }
 

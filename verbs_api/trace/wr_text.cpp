@@ -3,6 +3,7 @@
 // rkey, immediate data and atomic operands.
 #include "emu/appendf.h"
 #include "emu/verbs_names.h"
+#include "emu/wr_opcodes.h"
 #include "trace/trace.h"
 
 #include <arpa/inet.h>
@@ -27,10 +28,6 @@ void append_sges(std::string& out, const ibv_sge* sges, size_t n) {
                 sges[i].length, sges[i].lkey);
 }
 
-bool is_atomic(ibv_wr_opcode op) {
-    return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 } // namespace
 
 std::string qpn_text(uint32_t qpn) {
@@ -46,28 +43,21 @@ SendWr send_wr_of(const ibv_qp* qp, const ibv_send_wr& wr) {
     w.opcode = wr.opcode;
     w.flags = wr.send_flags;
     if (wr.num_sge > 0 && wr.sg_list) w.sges.assign(wr.sg_list, wr.sg_list + wr.num_sge);
-    switch (wr.opcode) {
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-    case IBV_WR_SEND_WITH_IMM:
+    if (emu::wr_has(wr.opcode, emu::kWrImm)) {
         w.has_imm = true;
         w.imm_data = wr.imm_data;
-        break;
-    case IBV_WR_SEND_WITH_INV:
-    case IBV_WR_LOCAL_INV:
+    }
+    if (emu::wr_has(wr.opcode, emu::kWrInvalidate)) {
         w.has_invalidate = true;
         w.invalidate_rkey = wr.invalidate_rkey;
-        break;
-    default:
-        break;
     }
-    if (is_atomic(wr.opcode)) {
+    if (emu::wr_has(wr.opcode, emu::kWrAtomic)) {
         w.has_remote = w.has_atomic = true;
         w.remote_addr = wr.wr.atomic.remote_addr;
         w.rkey = wr.wr.atomic.rkey;
         w.compare_add = wr.wr.atomic.compare_add;
         w.swap = wr.wr.atomic.swap;
-    } else if (wr.opcode == IBV_WR_RDMA_WRITE || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
-               wr.opcode == IBV_WR_RDMA_READ) {
+    } else if (emu::wr_has(wr.opcode, emu::kWrRemote)) {
         w.has_remote = true;
         w.remote_addr = wr.wr.rdma.remote_addr;
         w.rkey = wr.wr.rdma.rkey;

@@ -27,7 +27,4 @@ bool modify_is_ok(ibv_qp_type type, ibv_qp_state current, ibv_qp_state next, uin
 std::string modify_refusal(ibv_qp_type type, ibv_qp_state current, ibv_qp_state next,
                            uint32_t mask);
 
-// "INIT", "RTR", ...
-const char* qp_state_name(ibv_qp_state state);
-
 } // namespace emu
