@@ -13,6 +13,7 @@
 
 #include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <poll.h>
 #include <rdma/rdma_cma.h>
 #include <sys/socket.h>
 
@@ -149,6 +150,9 @@ int wait_until(RSocket& s, std::unique_lock<std::mutex>& lock, bool nonblock,
 int wait_fd(int fd, std::unique_lock<std::mutex>* lock, int timeout_ms);
 // Wakes a thread sleeping on the socket's fds (after a state change it cannot see).
 void kick(RSocket& s);
+// poll(2) without going through an interposed poll(): under librspreload.so the app's poll is
+// rdma-core's, which would look our own fds up in its table on every call.
+int sys_poll(pollfd* fds, nfds_t n, int timeout_ms);
 
 // --- keepalive (rsockets.cpp) ---
 void keepalive_update(RSocket& s); // on SO_KEEPALIVE / TCP_KEEPIDLE changes

@@ -2,6 +2,7 @@
 // ring and out of the receive ring, StreamFlow), and riomap/riowrite: the peer RDMA-writes
 // straight into memory the app mapped, at offsets the app chose.
 #include "rsocket.h"
+#include "rsocket_dgram.h"
 
 #include "cm_objects.h"
 #include "export.h"
@@ -156,21 +157,43 @@ void release_iomaps(RSocket& s) {
 using namespace rdmacm;
 using namespace rdmacm::rs;
 
+namespace {
+
+// Sends and receives of either kind of rsocket: a datagram one takes an address.
+ssize_t send_any(int socket, const iovec* iov, int iovcnt, int flags, const sockaddr* to,
+                 socklen_t tolen) {
+    if (ds::Socket* d = ds::lookup(socket)) return ds::sendto(*d, iov, iovcnt, flags, to, tolen);
+    if (to || tolen) return fail(EISCONN); // a stream socket has its peer
+    return sendv(socket, iov, iovcnt, flags);
+}
+
+ssize_t recv_any(int socket, const iovec* iov, int iovcnt, int flags, sockaddr* from,
+                 socklen_t* fromlen) {
+    if (ds::Socket* d = ds::lookup(socket))
+        return ds::recvfrom(*d, iov, iovcnt, flags, from, fromlen);
+    const ssize_t ret = recvv(socket, iov, iovcnt, flags);
+    if (ret > 0 && from && fromlen) rgetpeername(socket, from, fromlen);
+    return ret;
+}
+
+} // namespace
+
 RDMACM_EXPORT ssize_t rsend(int socket, const void* buf, size_t len, int flags) {
     iovec v{const_cast<void*>(buf), len};
-    return sendv(socket, &v, 1, flags);
+    return send_any(socket, &v, 1, flags, nullptr, 0);
 }
 
 RDMACM_EXPORT ssize_t rsendto(int socket, const void* buf, size_t len, int flags,
                               const sockaddr* dest_addr, socklen_t addrlen) {
-    if (dest_addr || addrlen) return fail(EISCONN); // a stream socket has its peer
-    return rsend(socket, buf, len, flags);
+    iovec v{const_cast<void*>(buf), len};
+    return send_any(socket, &v, 1, flags, dest_addr, addrlen);
 }
 
 RDMACM_EXPORT ssize_t rsendmsg(int socket, const msghdr* msg, int flags) {
     if (!msg) return fail(EINVAL);
     if (msg->msg_control && msg->msg_controllen) return fail(ENOTSUP);
-    return sendv(socket, msg->msg_iov, static_cast<int>(msg->msg_iovlen), flags);
+    return send_any(socket, msg->msg_iov, static_cast<int>(msg->msg_iovlen), flags,
+                    static_cast<const sockaddr*>(msg->msg_name), msg->msg_namelen);
 }
 
 RDMACM_EXPORT ssize_t rwrite(int socket, const void* buf, size_t count) {
@@ -178,26 +201,30 @@ RDMACM_EXPORT ssize_t rwrite(int socket, const void* buf, size_t count) {
 }
 
 RDMACM_EXPORT ssize_t rwritev(int socket, const iovec* iov, int iovcnt) {
-    return sendv(socket, iov, iovcnt, 0);
+    return send_any(socket, iov, iovcnt, 0, nullptr, 0);
 }
 
 RDMACM_EXPORT ssize_t rrecv(int socket, void* buf, size_t len, int flags) {
     iovec v{buf, len};
-    return recvv(socket, &v, 1, flags);
+    return recv_any(socket, &v, 1, flags, nullptr, nullptr);
 }
 
 RDMACM_EXPORT ssize_t rrecvfrom(int socket, void* buf, size_t len, int flags, sockaddr* src_addr,
                                 socklen_t* addrlen) {
-    const ssize_t ret = rrecv(socket, buf, len, flags);
-    if (ret > 0 && src_addr && addrlen) rgetpeername(socket, src_addr, addrlen);
-    return ret;
+    iovec v{buf, len};
+    return recv_any(socket, &v, 1, flags, src_addr, addrlen);
 }
 
 RDMACM_EXPORT ssize_t rrecvmsg(int socket, msghdr* msg, int flags) {
     if (!msg) return fail(EINVAL);
     if (msg->msg_control && msg->msg_controllen) return fail(ENOTSUP);
-    const ssize_t ret = recvv(socket, msg->msg_iov, static_cast<int>(msg->msg_iovlen), flags);
-    if (ret >= 0) msg->msg_flags = 0;
+    socklen_t namelen = msg->msg_namelen;
+    const ssize_t ret = recv_any(socket, msg->msg_iov, static_cast<int>(msg->msg_iovlen), flags,
+                                 static_cast<sockaddr*>(msg->msg_name), &namelen);
+    if (ret >= 0) {
+        msg->msg_flags = 0;
+        if (msg->msg_name) msg->msg_namelen = namelen;
+    }
     return ret;
 }
 
@@ -206,7 +233,7 @@ RDMACM_EXPORT ssize_t rread(int socket, void* buf, size_t count) {
 }
 
 RDMACM_EXPORT ssize_t rreadv(int socket, const iovec* iov, int iovcnt) {
-    return recvv(socket, iov, iovcnt, 0);
+    return recv_any(socket, iov, iovcnt, 0, nullptr, nullptr);
 }
 
 // PROT_WRITE: the peer may riowrite into [buf, buf + len) at offsets from `offset` (-1: the

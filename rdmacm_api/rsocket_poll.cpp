@@ -7,6 +7,7 @@
 // wake_up_interval (500 ms) at a time, then looks again, as rdma-core's rpoll: a completion
 // another thread took from under it cannot leave it asleep for good.
 #include "rsocket.h"
+#include "rsocket_dgram.h"
 
 #include "cm_objects.h"
 #include "export.h"
@@ -38,13 +39,15 @@ uint64_t coarse_ms() {
     return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
 }
 
-// poll(2) without going through an interposed poll(): under librspreload.so the app's poll is
-// rdma-core's, which would look our own fds up in its table on every call.
+} // namespace
+
 int sys_poll(pollfd* fds, nfds_t n, int timeout_ms) {
     if (timeout_ms < 0) return ::ppoll(fds, n, nullptr, nullptr);
     timespec ts{timeout_ms / 1000, static_cast<long>(timeout_ms % 1000) * 1000000};
     return ::ppoll(fds, n, &ts, nullptr);
 }
+
+namespace {
 
 void drain(int fd) {
     uint64_t v;
@@ -112,6 +115,8 @@ int check_all(pollfd* fds, nfds_t nfds) {
         if (RSocket* s = lookup(fds[i].fd)) {
             std::lock_guard lock(s->mutex);
             fds[i].revents = revents_of(*s, fds[i].events);
+        } else if (ds::Socket* d = ds::lookup(fds[i].fd)) {
+            fds[i].revents = ds::revents(*d, fds[i].events);
         } else if (fds[i].fd >= 0) {
             sys_poll(&fds[i], 1, 0);
         }
@@ -237,11 +242,21 @@ RDMACM_EXPORT int rpoll(pollfd* fds, nfds_t nfds, int timeout) {
     }
     thread_local std::vector<pollfd> sleep_on;
     thread_local std::vector<RSocket*> owner; // the rsocket of each sleep_on entry, or null
+    thread_local std::vector<ds::Socket*> dgram_owner; // the same for datagram rsockets
     for (;;) {
         sleep_on.clear();
         owner.clear();
+        dgram_owner.clear();
         bool ready = false;
         for (nfds_t i = 0; i < nfds && !ready; ++i) {
+            if (ds::Socket* d = ds::lookup(fds[i].fd)) { // its fds: check_all takes their events
+                const size_t before = sleep_on.size();
+                ready = ds::arm(*d, fds[i].events, sleep_on);
+                owner.resize(owner.size() + sleep_on.size() - before, nullptr);
+                dgram_owner.resize(before, nullptr);
+                dgram_owner.resize(sleep_on.size(), d);
+                continue;
+            }
             RSocket* s = lookup(fds[i].fd);
             if (!s) {
                 sleep_on.push_back({fds[i].fd, fds[i].events, 0});
@@ -270,6 +285,8 @@ RDMACM_EXPORT int rpoll(pollfd* fds, nfds_t nfds, int timeout) {
         }
         if (sys_poll(sleep_on.data(), sleep_on.size(), sleep_ms) < 0) return -1;
         for (size_t k = 0; k < sleep_on.size(); ++k) {
+            if (k < dgram_owner.size() && dgram_owner[k] && sleep_on[k].revents)
+                ds::woke(*dgram_owner[k], sleep_on[k].fd);
             RSocket* s = owner[k];
             if (!s || !sleep_on[k].revents) continue;
             std::lock_guard lock(s->mutex);

@@ -2,8 +2,10 @@
 // making and ending sockets, binding, listening, accepting and connecting over rdma_cm (a
 // synchronous CM ID per socket, the rsocket connect header in the private data), shutdown,
 // names, options, rfcntl and keepalives. rdma-core's rsocket.c is the reference for what each
-// call does; the protocol is its (emu/wire/rsocket.h). Datagram rsockets are not offered.
+// call does; the protocol is its (emu/wire/rsocket.h). A datagram rsocket's calls go to
+// rsocket_dgram.cpp.
 #include "rsocket.h"
+#include "rsocket_dgram.h"
 
 #include "cm_objects.h"
 #include "export.h"
@@ -491,14 +493,8 @@ RDMACM_EXPORT int rsocket(int domain, int type, int protocol) {
     const int flags = type & (SOCK_NONBLOCK | SOCK_CLOEXEC);
     type &= ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (domain != AF_INET && domain != AF_INET6) return fail(ENOTSUP);
-    if (type == SOCK_DGRAM && (!protocol || protocol == IPPROTO_UDP)) {
-        static std::once_flag said;
-        std::call_once(said, [] {
-            std::fprintf(stderr, "librdmacm (rdmaemu): datagram rsockets (SOCK_DGRAM over UD) "
-                                 "are not implemented; stream rsockets (SOCK_STREAM) are\n");
-        });
-        return fail(ENOTSUP);
-    }
+    if (type == SOCK_DGRAM && (!protocol || protocol == IPPROTO_UDP))
+        return ds::create(domain, flags);
     if (type != SOCK_STREAM || (protocol && protocol != IPPROTO_TCP)) return fail(ENOTSUP);
     auto* s = new (std::nothrow) RSocket;
     if (!s) return fail(ENOMEM);
@@ -515,7 +511,8 @@ RDMACM_EXPORT int rsocket(int domain, int type, int protocol) {
     return s->fd;
 }
 
-RDMACM_EXPORT int rbind(int socket, const sockaddr* addr, socklen_t) {
+RDMACM_EXPORT int rbind(int socket, const sockaddr* addr, socklen_t addrlen) {
+    if (ds::Socket* d = ds::lookup(socket)) return ds::bind(*d, addr, addrlen);
     RSocket* s = lookup(socket);
     if (!s) return fail(EBADF);
     std::lock_guard lock(s->mutex);
@@ -526,6 +523,7 @@ RDMACM_EXPORT int rbind(int socket, const sockaddr* addr, socklen_t) {
 }
 
 RDMACM_EXPORT int rlisten(int socket, int backlog) {
+    if (ds::lookup(socket)) return fail(EOPNOTSUPP); // datagrams have no connections
     RSocket* s = lookup(socket);
     if (!s) return fail(EBADF);
     std::lock_guard lock(s->mutex);
@@ -541,6 +539,7 @@ RDMACM_EXPORT int rlisten(int socket, int backlog) {
 // return EAGAIN. The new socket may still be Accepting (the RTU not in yet): its first use
 // waits for ESTABLISHED, so that a thread can accept a connection it is making itself.
 RDMACM_EXPORT int raccept(int socket, sockaddr* addr, socklen_t* addrlen) {
+    if (ds::lookup(socket)) return fail(EOPNOTSUPP);
     RSocket* l = lookup(socket);
     if (!l) return fail(EBADF);
     std::unique_lock lock(l->mutex);
@@ -598,6 +597,7 @@ RDMACM_EXPORT int raccept(int socket, sockaddr* addr, socklen_t* addrlen) {
 }
 
 RDMACM_EXPORT int rconnect(int socket, const sockaddr* addr, socklen_t addrlen) {
+    if (ds::Socket* d = ds::lookup(socket)) return ds::connect(*d, addr, addrlen);
     RSocket* s = lookup(socket);
     if (!s) return fail(EBADF);
     std::unique_lock lock(s->mutex);
@@ -611,6 +611,7 @@ RDMACM_EXPORT int rconnect(int socket, const sockaddr* addr, socklen_t addrlen) 
 }
 
 RDMACM_EXPORT int rshutdown(int socket, int how) {
+    if (ds::Socket* d = ds::lookup(socket)) return ds::shutdown(*d, how);
     RSocket* s = lookup(socket);
     if (!s) return fail(EBADF);
     keepalive_remove(*s);
@@ -619,6 +620,7 @@ RDMACM_EXPORT int rshutdown(int socket, int how) {
 }
 
 RDMACM_EXPORT int rclose(int socket) {
+    if (ds::Socket* d = ds::lookup(socket)) return ds::close(d);
     RSocket* s = lookup(socket);
     if (!s) return fail(EBADF);
     remove(s);
@@ -633,6 +635,7 @@ RDMACM_EXPORT int rclose(int socket) {
 }
 
 RDMACM_EXPORT int rgetpeername(int socket, sockaddr* addr, socklen_t* addrlen) {
+    if (ds::lookup(socket)) return ::getpeername(socket, addr, addrlen); // the UDP socket's
     RSocket* s = lookup(socket);
     if (!s) return fail(EBADF);
     if (!addr || !addrlen) return fail(EFAULT);
@@ -641,6 +644,7 @@ RDMACM_EXPORT int rgetpeername(int socket, sockaddr* addr, socklen_t* addrlen) {
 }
 
 RDMACM_EXPORT int rgetsockname(int socket, sockaddr* addr, socklen_t* addrlen) {
+    if (ds::lookup(socket)) return ::getsockname(socket, addr, addrlen);
     RSocket* s = lookup(socket);
     if (!s) return fail(EBADF);
     if (!addr || !addrlen) return fail(EFAULT);
@@ -650,6 +654,8 @@ RDMACM_EXPORT int rgetsockname(int socket, sockaddr* addr, socklen_t* addrlen) {
 
 RDMACM_EXPORT int rsetsockopt(int socket, int level, int optname, const void* optval,
                               socklen_t optlen) {
+    if (ds::Socket* d = ds::lookup(socket))
+        return ds::setsockopt(*d, level, optname, optval, optlen);
     RSocket* s = lookup(socket);
     if (!s) return fail(EBADF);
     int v = 0;
@@ -759,6 +765,8 @@ RDMACM_EXPORT int rsetsockopt(int socket, int level, int optname, const void* op
 }
 
 RDMACM_EXPORT int rgetsockopt(int socket, int level, int optname, void* optval, socklen_t* optlen) {
+    if (ds::Socket* d = ds::lookup(socket))
+        return ds::getsockopt(*d, level, optname, optval, optlen);
     RSocket* s = lookup(socket);
     if (!s) return fail(EBADF);
     if (!optval || !optlen) return fail(EFAULT);
@@ -873,6 +881,13 @@ RDMACM_EXPORT int rgetsockopt(int socket, int level, int optname, void* optval, 
 }
 
 RDMACM_EXPORT int rfcntl(int socket, int cmd, ...) {
+    if (ds::Socket* d = ds::lookup(socket)) {
+        va_list args;
+        va_start(args, cmd);
+        const int arg = cmd == F_SETFL || cmd == F_SETFD ? va_arg(args, int) : 0;
+        va_end(args);
+        return ds::fcntl(*d, cmd, arg);
+    }
     RSocket* s = lookup(socket);
     if (!s) return fail(EBADF);
     va_list args;

@@ -3,9 +3,11 @@
 // (rsocket(7)) and TCP programs expect: refused connects, non-blocking connect and accept
 // (EINPROGRESS, EAGAIN, rpoll, SO_ERROR), names, MSG_PEEK and MSG_WAITALL, iovecs, options,
 // riomap/riowrite, rselect, half-close with SHUT_WR, EOF after the peer's rclose, a blocked
-// reader woken by the peer closing, and a peer process killed mid-connection.
+// reader woken by the peer closing, and a peer process killed mid-connection; and datagram
+// rsockets (names, datagrams both ways with their senders, MSG_PEEK, short reads, EMSGSIZE,
+// rconnect, iovecs, shutdown).
 //
-// usage: rs_api ADDRESS PORT   (ADDRESS: the host's own, 127.0.S.i; PORT and PORT+1 are used)
+// usage: rs_api ADDRESS PORT   (ADDRESS: the host's own, 127.0.S.i; PORT to PORT+3 are used)
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -114,6 +116,70 @@ static int peer(const char* ip, int port) {
     return 0;
 }
 
+// Datagram rsockets: two sockets of this process exchange datagrams on the host's address
+// (PORT+2 and PORT+3): the first over UDP, the rest as UD SENDs once the answer named a QP.
+static void datagrams(const char* ip, int port) {
+    int a = rsocket(AF_INET, SOCK_DGRAM, 0);
+    int b = rsocket(AF_INET, SOCK_DGRAM, 0);
+    CHECK(a >= 0 && b >= 0, "SOCK_DGRAM rsockets");
+    struct sockaddr_in any = {.sin_family = AF_INET, .sin_port = htons(port + 2)};
+    CHECK(rbind(a, (struct sockaddr*)&any, sizeof any) == 0, "rbind to the wildcard");
+    struct sockaddr_in at = addr_of(ip, port + 2), bt = addr_of(ip, port + 3), me, from;
+    socklen_t len = sizeof me;
+    CHECK(rgetsockname(a, (struct sockaddr*)&me, &len) == 0 &&
+              me.sin_addr.s_addr == at.sin_addr.s_addr && me.sin_port == at.sin_port,
+          "the wildcard is the host's own address");
+    CHECK(rbind(b, (struct sockaddr*)&bt, sizeof bt) == 0, "rbind to the address");
+    CHECK(rlisten(a, 1) == -1 && errno == EOPNOTSUPP, "rlisten on a datagram socket");
+    CHECK(rsend(b, "x", 1, 0) == -1 && errno == EDESTADDRREQ, "rsend, not connected");
+    rfcntl(a, F_SETFL, O_NONBLOCK);
+    char buf[2048], want[64];
+    CHECK(rrecv(a, buf, sizeof buf, 0) == -1 && errno == EAGAIN, "nothing to receive: EAGAIN");
+    int round_trips = 0;
+    for (int i = 0; i < 50; ++i) {
+        int n = snprintf(want, sizeof want, "datagram %d", i);
+        if (rsendto(b, want, n, 0, (struct sockaddr*)&at, sizeof at) != n) break;
+        if (wait_for(a, POLLIN, 5000) != POLLIN) break;
+        len = sizeof from;
+        if (rrecvfrom(a, buf, sizeof buf, 0, (struct sockaddr*)&from, &len) != n ||
+            memcmp(buf, want, n) || len != sizeof from || from.sin_port != bt.sin_port ||
+            from.sin_addr.s_addr != bt.sin_addr.s_addr)
+            break;
+        if (rsendto(a, buf, n, 0, (struct sockaddr*)&from, len) != n) break;
+        if (rrecvfrom(b, buf, sizeof buf, 0, NULL, NULL) != n || memcmp(buf, want, n)) break;
+        ++round_trips;
+    }
+    CHECK(round_trips == 50, "50 datagrams there and back, sender's address seen (%d)",
+          round_trips);
+    CHECK(rsendto(b, "0123456789", 10, 0, (struct sockaddr*)&at, sizeof at) == 10, "rsendto");
+    CHECK(wait_for(a, POLLIN, 5000) == POLLIN, "POLLIN");
+    CHECK(rrecv(a, buf, 4, MSG_PEEK) == 4 && !memcmp(buf, "0123", 4), "MSG_PEEK");
+    CHECK(rrecv(a, buf, 3, 0) == 3 && !memcmp(buf, "012", 3), "a short read takes the datagram");
+    CHECK(rrecv(a, buf, sizeof buf, 0) == -1 && errno == EAGAIN, "its rest is gone");
+    static char big[4096];
+    CHECK(rsendto(b, big, sizeof big, 0, (struct sockaddr*)&at, sizeof at) == -1 &&
+              errno == EMSGSIZE,
+          "a datagram over the path MTU: EMSGSIZE");
+    CHECK(rconnect(b, (struct sockaddr*)&at, sizeof at) == 0, "rconnect");
+    len = sizeof from;
+    CHECK(rgetpeername(b, (struct sockaddr*)&from, &len) == 0 && from.sin_port == at.sin_port,
+          "rgetpeername after rconnect");
+    struct iovec out[2] = {{"ab", 2}, {"cde", 3}};
+    struct msghdr m = {.msg_iov = out, .msg_iovlen = 2};
+    CHECK(rsendmsg(b, &m, 0) == 5, "rsendmsg: one datagram of two pieces");
+    CHECK(wait_for(a, POLLIN, 5000) == POLLIN, "POLLIN");
+    char x[2], y[8];
+    struct iovec in[2] = {{x, 2}, {y, 8}};
+    struct msghdr mi = {
+        .msg_name = &from, .msg_namelen = sizeof from, .msg_iov = in, .msg_iovlen = 2};
+    CHECK(rrecvmsg(a, &mi, 0) == 5 && !memcmp(x, "ab", 2) && !memcmp(y, "cde", 3) &&
+              from.sin_port == bt.sin_port,
+          "rrecvmsg: the datagram and its sender");
+    CHECK(rshutdown(a, SHUT_RD) == 0 && rrecv(a, buf, sizeof buf, 0) == 0,
+          "shut for reading: 0, as UDP");
+    CHECK(rclose(a) == 0 && rclose(b) == 0, "rclose");
+}
+
 int main(int argc, char** argv) {
     if (argc == 4 && !strcmp(argv[1], "--peer")) return peer(argv[2], atoi(argv[3]));
     if (argc != 3) {
@@ -124,9 +190,8 @@ int main(int argc, char** argv) {
     const int port = atoi(argv[2]);
     setvbuf(stdout, NULL, _IOLBF, 0);
 
-    // Datagram rsockets are not offered; other families are not sockets rsockets make.
-    errno = 0;
-    CHECK(rsocket(AF_INET, SOCK_DGRAM, 0) == -1 && errno == ENOTSUP, "SOCK_DGRAM");
+    datagrams(ip, port);
+    // Other families are not sockets rsockets make.
     CHECK(rsocket(AF_UNIX, SOCK_STREAM, 0) == -1, "AF_UNIX");
     CHECK(rclose(12345) == -1 && errno == EBADF, "rclose of no rsocket");
 

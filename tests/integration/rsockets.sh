@@ -2,17 +2,20 @@
 # rsockets: rdma-core's socket API over RDMA (rsocket, rsend, riomap ...) in our librdmacm,
 # between hosts 1 and 2 with the unmodified programs of rdmacm-utils: rstream (blocking,
 # MSG_WAITALL, non-blocking, rpoll-driven, rdma_getaddrinfo, keepalive; up to 1 MiB transfers,
-# data verified), riostream (riomap/riowrite) and rcopy (a file, compared byte for byte); the
-# calls one by one (rs_api, one process talking to its own host); and a plain TCP echo pair
-# (rs_echo) under rdma-core's librspreload.so, which must go over rsockets (a CM listener on
-# its port), not TCP. Afterwards no CM ID is left on either host.
-# usage: rsockets.sh RDMAEMU RS_API RS_ECHO
+# data verified), riostream (riomap/riowrite), rcopy (a file, compared byte for byte) and udpong
+# (datagram rsockets: blocking, non-blocking, rpoll-driven); the calls one by one (rs_api, one
+# process talking to its own host); and plain TCP and UDP echo pairs (rs_echo, ds_echo) under
+# rdma-core's librspreload.so, which must go over rsockets (a CM listener on the TCP port; the
+# UDP datagrams as UD packets through host 1's NIC), not the kernel's sockets. Afterwards no CM
+# ID is left on either host.
+# usage: rsockets.sh RDMAEMU RS_API RS_ECHO DS_ECHO
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 emu_setup "$1"
 RS_API=$2
 RS_ECHO=$3
-for p in rstream riostream rcopy; do
+DS_ECHO=$4
+for p in rstream riostream rcopy udpong; do
     command -v "$p" >/dev/null || fail "$p not installed (Debian package rdmacm-utils)"
 done
 RSPRELOAD=$(dpkg -L librdmacm1 2>/dev/null | grep '/librspreload\.so$' | head -1)
@@ -97,6 +100,47 @@ grep -q "server echoed 3000000 bytes, then EOF" "$EMU_WORK/rs_echo.server" ||
     fail "rs_echo server: $(cat "$EMU_WORK/rs_echo.server" "$EMU_WORK/rs_echo.server.err")"
 # emu_cm_pair started the client only once host 1 had a CM listener on 7500: rsockets, not TCP.
 ok "rs_echo: 3000000 bytes echoed over rsockets through librspreload.so"
+
+step "udpong: datagram rsockets, 10000 datagrams of 1000 bytes, each way of waiting"
+# udpong's server serves until killed. (Its echo tests resend after 1 ms and can chase stale
+# answers for ever on a loaded machine, whatever the transport: ds_echo below echoes instead.)
+"$RDMAEMU" run --host 1 -- udpong -b "$A1" -p 7610 >"$EMU_WORK/udpong.server" 2>&1 &
+upid=$!
+emu_bg_register "$upid"
+sleep 0.5
+for mode in n b a; do
+    timeout 60 "$RDMAEMU" run --host 2 -- udpong -s "$A1" -p 7610 -S 1000 -C 10000 -T "$mode" \
+        >"$EMU_WORK/udpong.$mode" 2>&1 || fail "udpong -T $mode exited $?: $(cat "$EMU_WORK/udpong.$mode")"
+    row=$(grep -E '^custom +1000 ' "$EMU_WORK/udpong.$mode") ||
+        fail "udpong -T $mode: no result row: $(cat "$EMU_WORK/udpong.$mode")"
+    echo "udpong -T $mode: $row"
+done
+kill "$upid" 2>/dev/null || true
+wait "$upid" 2>/dev/null || true
+ok "udpong: non-blocking, blocking and rpoll-driven runs"
+
+step "a plain UDP echo pair under librspreload.so: datagram rsockets"
+emu_status >/dev/null
+rx_before=$(emu_json "host(1)['hw_counters']['rcvd_pkts']")
+"$RDMAEMU" run --host 1 -- bash -c "$(preloaded)" ds_echo "$DS_ECHO" -s 7620 \
+    >"$EMU_WORK/ds_echo.server" 2>&1 &
+dpid=$!
+emu_bg_register "$dpid"
+wait_for_file "$EMU_WORK/ds_echo.server" 20 "$dpid" && grep -q "bound to" "$EMU_WORK/ds_echo.server" ||
+    fail "ds_echo server did not bind: $(cat "$EMU_WORK/ds_echo.server")"
+timeout 120 "$RDMAEMU" run --host 2 -- bash -c "$(preloaded)" ds_echo "$DS_ECHO" -c "$A1" 7620 2000 \
+    >"$EMU_WORK/ds_echo.client" 2>&1 || fail "ds_echo client exited $?: $(cat "$EMU_WORK/ds_echo.client")"
+timeout 20 tail --pid="$dpid" -f /dev/null || fail "ds_echo server still runs after the client's bye"
+wait "$dpid" || fail "ds_echo server exited $?: $(cat "$EMU_WORK/ds_echo.server")"
+grep -q "echoed 2000 datagrams ok" "$EMU_WORK/ds_echo.client" ||
+    fail "ds_echo: $(cat "$EMU_WORK/ds_echo.client")"
+grep -q "bound to $A1:7620" "$EMU_WORK/ds_echo.server" ||
+    fail "ds_echo server not bound to host 1's address: $(cat "$EMU_WORK/ds_echo.server")"
+emu_status >/dev/null
+rx_after=$(emu_json "host(1)['hw_counters']['rcvd_pkts']")
+((rx_after - rx_before >= 1990)) ||
+    fail "host 1's NIC received $((rx_after - rx_before)) packets for 2000 datagrams: not over UD"
+ok "ds_echo: $(grep -o 'echoed.*' "$EMU_WORK/ds_echo.client"); host 1's NIC took $((rx_after - rx_before)) packets"
 
 step "nothing left behind"
 for h in 1 2; do
