@@ -279,13 +279,13 @@ RDMACM_EXPORT void rdma_destroy_qp(rdma_cm_id* id) {
 
 RDMACM_EXPORT int rdma_create_srq_ex(rdma_cm_id* id, ibv_srq_init_attr_ex* attr) {
     Traced t;
-    if (t) CALL("rdma_create_srq_ex", id_text(id));
+    if (t) CALL("rdma_create_srq_ex", id_text(id), text::srq_init_attr_ex(attr));
     return t.done(untraced_rdma_create_srq_ex(id, attr));
 }
 
 RDMACM_EXPORT int rdma_create_srq(rdma_cm_id* id, ibv_pd* pd, ibv_srq_init_attr* attr) {
     Traced t;
-    if (t) CALL("rdma_create_srq", id_text(id), pd_text(pd));
+    if (t) CALL("rdma_create_srq", id_text(id), pd_text(pd), text::srq_init_attr(attr));
     return t.done(untraced_rdma_create_srq(id, pd, attr));
 }
 

@@ -113,6 +113,29 @@ std::string qp_init_attr(const ibv_qp_init_attr* a) {
     return out;
 }
 
+std::string srq_init_attr(const ibv_srq_init_attr* a) {
+    if (!a) return "NULL";
+    std::string out;
+    appendf(out, "{max_wr=%u max_sge=%u limit=%u}", a->attr.max_wr, a->attr.max_sge,
+            a->attr.srq_limit);
+    return out;
+}
+
+std::string srq_init_attr_ex(const ibv_srq_init_attr_ex* a) {
+    if (!a) return "NULL";
+    static const char* const types[] = {"IBV_SRQT_BASIC", "IBV_SRQT_XRC", "IBV_SRQT_TM"};
+    std::string out = "{type=";
+    if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
+        out += "IBV_SRQT_BASIC";
+    else if (a->srq_type >= 0 && a->srq_type <= IBV_SRQT_TM)
+        out += types[a->srq_type];
+    else
+        out += std::to_string(a->srq_type);
+    appendf(out, " max_wr=%u max_sge=%u limit=%u}", a->attr.max_wr, a->attr.max_sge,
+            a->attr.srq_limit);
+    return out;
+}
+
 std::string addrinfo(const rdma_addrinfo* ai) {
     if (!ai) return "NULL";
     return "{flags=" + ai_flags(ai->ai_flags) + " qp_type=" + names::qp_type(ai->ai_qp_type) +

@@ -75,3 +75,18 @@ TEST_CASE("a QP's init attributes print as the verbs lines show them") {
           "{type=IBV_QPT_RC send_wr=10 recv_wr=20 send_sge=1 recv_sge=2 inline=0 sig_all=0}");
     CHECK(text::qp_init_attr(nullptr) == "NULL");
 }
+
+TEST_CASE("an SRQ's init attributes print as the verbs lines show them, with its type") {
+    ibv_srq_init_attr a{};
+    a.attr.max_wr = 64;
+    a.attr.max_sge = 2;
+    a.attr.srq_limit = 4;
+    CHECK(text::srq_init_attr(&a) == "{max_wr=64 max_sge=2 limit=4}");
+    ibv_srq_init_attr_ex x{};
+    x.attr = a.attr;
+    CHECK(text::srq_init_attr_ex(&x) == "{type=IBV_SRQT_BASIC max_wr=64 max_sge=2 limit=4}");
+    x.comp_mask = IBV_SRQ_INIT_ATTR_TYPE;
+    x.srq_type = IBV_SRQT_XRC;
+    CHECK(text::srq_init_attr_ex(&x) == "{type=IBV_SRQT_XRC max_wr=64 max_sge=2 limit=4}");
+    CHECK(text::srq_init_attr(nullptr) == "NULL");
+}

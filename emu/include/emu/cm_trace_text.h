@@ -17,7 +17,10 @@ std::string option(int level, int optname);       // RDMA_OPTION_ID_TOS, or LEVE
 std::string ai_flags(int flags);                  // RAI_PASSIVE|RAI_NUMERICHOST, or 0
 std::string conn_param(const rdma_conn_param* p); // {private_data_len=... qp_num=0x11}
 std::string ud_param(const rdma_ud_param* p);     // {private_data_len=... qp_num=0x11 qkey=0x...}
-std::string qp_init_attr(const ibv_qp_init_attr* a); // as the verbs lines show it
+std::string qp_init_attr(const ibv_qp_init_attr* a);   // as the verbs lines show it
+std::string srq_init_attr(const ibv_srq_init_attr* a); // {max_wr=... max_sge=... limit=...}
+// {type=IBV_SRQT_XRC max_wr=... max_sge=... limit=...}
+std::string srq_init_attr_ex(const ibv_srq_init_attr_ex* a);
 std::string
 addrinfo(const rdma_addrinfo* ai); // {flags=... qp_type=... port_space=... src=... dst=...}
 // "cm_id(HANDLE)": `handle` is the NIC's number of the ID (0 before it has one).
