@@ -125,6 +125,15 @@ bool CmAgent::known_host(uint32_t addr) const {
     return false;
 }
 
+// A set on loopback (127.0.S.i) has its own hosts alone; a host on a real interface (rdmaemu up
+// --address) may reach RoCE hosts beyond the set, as a NIC reaches its neighbours: whatever the
+// kernel routes to from our address, except loopback.
+bool CmAgent::outside_peer(uint32_t addr) const {
+    auto loopback = [](uint32_t a) { return (ntohl(a) >> 24) == 127; };
+    return !loopback(config_.local_addr) && !loopback(addr) &&
+           env_.routable(config_.local_addr, addr);
+}
+
 mad::Gid CmAgent::gid_of(uint32_t addr) const {
     mad::Gid g{};
     g[10] = g[11] = 0xff;
@@ -248,7 +257,7 @@ int CmAgent::resolve_addr(CmClient& c, const ipc::CmResolveAddrReq& req) {
     id->state = RdmaState::AddrQuery;
     // A group (224.0.0.0/4) needs no neighbour: the ID then joins it (rdma_join_multicast).
     const bool group = (ntohl(dst.addr) >> 28) == 0xE;
-    if (known_host(dst.addr) || group) {
+    if (known_host(dst.addr) || group || outside_peer(dst.addr)) {
         id->state = RdmaState::AddrResolved;
         ipc::CmEventRecord e = event(*id, RDMA_CM_EVENT_ADDR_RESOLVED);
         deliver(*id, e);

@@ -91,6 +91,7 @@ class CmAgent {
     void on_timeout(CmId& id);
     uint32_t new_comm_id();
     bool known_host(uint32_t addr) const;
+    bool outside_peer(uint32_t addr) const;
 
     // Addresses and ports.
     int bind_endpoint(CmId& id, const Endpoint& ep);

@@ -17,6 +17,9 @@ class CmEnv {
     // CmAgent::on_timer() is due at `at_ms`: call it then (an earlier request may stand).
     virtual void wake_at(uint64_t at_ms) = 0;
     virtual uint32_t random32() = 0;
+    // Whether the host's network routes to `dst_addr` from `src_addr` (network order): a peer
+    // outside the set may be there (a Linux RoCE host, another machine's emulated host).
+    virtual bool routable(uint32_t src_addr, uint32_t dst_addr) = 0;
 };
 
 } // namespace nicsim::cm

@@ -5,6 +5,8 @@
 
 #include <arpa/inet.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 
@@ -31,10 +33,13 @@ GsiPort::GsiPort(boost::asio::io_context& io, UdpLink& link)
 void GsiPort::receive(const sockaddr_in& from, const wire::Headers& h, const uint8_t* payload,
                       size_t len) {
     if (!agent_) return;
-    // IBA 10.2.4: QP1 takes UD SENDs with its well-known Q_Key; every host of the set sends from
-    // the set's port, so a datagram from elsewhere is no CM agent's.
+    // IBA 10.2.4: QP1 takes UD SENDs with its well-known Q_Key. Every host of the set sends from
+    // the set's port, so a datagram from another port of theirs is no CM agent's; a peer outside
+    // the set sends from a port of its own (rxe: per QP), which RoCE receivers ignore.
+    const bool wrong_port =
+        link_.in_set(from.sin_addr.s_addr) && ntohs(from.sin_port) != link_.port();
     if (h.opcode != kUdSendOnly || h.deth.qkey != wire::cm::kGsiQkey ||
-        h.pkey != wire::kDefaultPkey || ntohs(from.sin_port) != link_.port()) {
+        h.pkey != wire::kDefaultPkey || wrong_port) {
         ++agent_->counters().rx_malformed;
         return;
     }
@@ -56,6 +61,23 @@ void GsiPort::send_mad(uint32_t dst_addr, const uint8_t* mad) {
     uint8_t* packet = link_.packet_buffer();
     size_t len = wire::build(h, mad, wire::cm::kMadSize, packet);
     link_.send(dst_addr, packet, len);
+}
+
+bool GsiPort::routable(uint32_t src_addr, uint32_t dst_addr) {
+    // connect(2) of a UDP socket asks the kernel's routing table and sends nothing.
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    sockaddr_in src{};
+    src.sin_family = AF_INET;
+    src.sin_addr.s_addr = src_addr;
+    sockaddr_in dst{};
+    dst.sin_family = AF_INET;
+    dst.sin_addr.s_addr = dst_addr;
+    dst.sin_port = htons(link_.port());
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) == 0 &&
+                    ::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) == 0;
+    ::close(fd);
+    return ok;
 }
 
 void GsiPort::wake_at(uint64_t at_ms) {

@@ -23,8 +23,8 @@ class GsiPort final : public CmEnv {
     GsiPort(boost::asio::io_context& io, UdpLink& link);
     void attach(CmAgent& agent) { agent_ = &agent; }
 
-    // A parsed packet the engine found addressed to QP 1: a GSI datagram from the set's port
-    // goes to the agent; anything else is counted and dropped.
+    // A parsed packet the engine found addressed to QP 1: a GSI datagram goes to the agent (from
+    // the set's port when a host of the set sent it); anything else is counted and dropped.
     void receive(const sockaddr_in& from, const emu::wire::Headers& h, const uint8_t* payload,
                  size_t len);
 
@@ -32,6 +32,7 @@ class GsiPort final : public CmEnv {
     void send_mad(uint32_t dst_addr, const uint8_t* mad) override;
     void wake_at(uint64_t at_ms) override;
     uint32_t random32() override { return rng_(); }
+    bool routable(uint32_t src_addr, uint32_t dst_addr) override;
 
   private:
     boost::asio::io_context& io_;

@@ -15,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <random>
+#include <set>
 #include <vector>
 
 namespace {
@@ -41,11 +42,13 @@ class FakeEnv final : public nicsim::cm::CmEnv {
     }
     void wake_at(uint64_t at) override { wake = at; }
     uint32_t random32() override { return seed = seed * 1103515245u + 12345u; }
+    bool routable(uint32_t, uint32_t dst) override { return routes.count(dst) != 0; }
 
     uint64_t now = 1'000'000;
     uint64_t wake = 0;
     uint32_t seed;
     std::deque<Sent> sent;
+    std::set<uint32_t> routes; // what the host's network reaches
 
     explicit FakeEnv(uint32_t s) : seed(s) {}
 };
@@ -456,6 +459,38 @@ TEST_CASE("cm: an address no host has fails after the app's timeout with ADDR_ER
     uint32_t third = a.id();
     CHECK(a.agent.bind(a.client, {third, 0, sin(kA, 7174)}, info) == EADDRINUSE);
     CHECK(a.agent.bind(a.client, {third, 0, sin(0, 7174)}, info) == EADDRNOTAVAIL);
+}
+
+TEST_CASE("cm: a host on a real interface reaches RoCE peers beyond the set that its network "
+          "routes to; a set on loopback only its own hosts") {
+    const uint32_t self = ip("10.214.0.2"), rxe = ip("10.214.0.1");
+    auto resolve = [](Host& h, uint32_t dst) -> uint32_t {
+        ipc::CmResolveAddrReq r{};
+        r.id = h.id();
+        r.timeout_ms = 100;
+        r.dst = sin(dst, 7174);
+        REQUIRE(h.agent.resolve_addr(h.client, r) == 0);
+        uint32_t e = h.event().event;
+        if (e != kNoEvent) return e;
+        h.advance(100); // the resolution's timeout
+        return h.event().event;
+    };
+    Host real{self};
+    real.env.routes = {rxe};
+    CHECK(resolve(real, rxe) == RDMA_CM_EVENT_ADDR_RESOLVED);
+    CHECK(resolve(real, ip("10.99.0.1")) == RDMA_CM_EVENT_ADDR_ERROR); // no route
+    CHECK(resolve(real, ip("127.0.9.77")) == RDMA_CM_EVENT_ADDR_ERROR);
+    // Connecting sends the REQ to the peer's QP1.
+    uint32_t active = real.resolved(rxe, 7174);
+    real.env.sent.clear();
+    REQUIRE(real.agent.connect(real.client, {active, 0, params(0x123)}) == 0);
+    REQUIRE(real.env.sent.size() == 1);
+    CHECK(real.env.sent.front().dst == rxe);
+    CHECK(real.env.sent.front().attr() == static_cast<uint16_t>(mad::Attr::Req));
+
+    Host loop{kA};
+    loop.env.routes = {rxe};
+    CHECK(resolve(loop, rxe) == RDMA_CM_EVENT_ADDR_ERROR);
 }
 
 TEST_CASE("cm: malformed, foreign and unknown MADs and messages for no connection are counted") {

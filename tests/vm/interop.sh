@@ -9,6 +9,8 @@
 #   interop_ud_srq        ibv_ud_pingpong, ibv_srq_pingpong; each side as server
 #   interop_perftest      ib_{send,write,read,atomic}_{bw,lat}; each side as server
 #   interop_lossy         ibv_rc_pingpong 64 KiB with rdmaemu up --drop 0.01 on our side
+#   interop_rdma_cm       rping -C 10 -V and ib_send_bw -R through rdma_cm: our CM and the Linux
+#                         kernel's (ib_cm, rdma_cm) set the connection up; each side as server
 #   interop_counters      our icrc_errors 0 and icrc_ipv4_id_recovered > 0 (rxe's IDs verified),
 #                         no "bad ICRC" from rxe in the kernel log, no rxe QP that gave up, our
 #                         capture's every ICRC right for its recorded header (icrc_check.py)
@@ -95,6 +97,57 @@ iop_pair() {
         echo "--- client (exit $PAIR_CLI_RC)"; cat "$work/$label.client"
     } >>"$LOG"
     iop_port=$((iop_port + 1))
+}
+
+# iop_cm_pair LABEL SIDE -- PROGRAM ARGS...: an rdma_cm program as server on SIDE (emu or rxe)
+# with ARGS and SERVER_ARGS, as client on the other with ARGS and CLIENT_ARGS (arrays the caller
+# sets; ADDR in them is replaced by the server's address). rdma_cm picks the device by address.
+iop_cm_pair() {
+    local label=$1 side=$2; shift 3
+    local emu=(ip netns exec "$IOP_NS" env RDMAEMU_RUNTIME_DIR="$IOP_RT" "$B/bin/rdmaemu" run --host 1 --)
+    local addr=$IOP_EMU_IP srv_pre=("${emu[@]}") cli_pre=()
+    if [ "$side" = rxe ]; then addr=$IOP_RXE_IP; srv_pre=(); cli_pre=("${emu[@]}"); fi
+    local srv=("${SERVER_ARGS[@]//ADDR/$addr}") cli=("${CLIENT_ARGS[@]//ADDR/$addr}") t0
+    t0=$(now)
+    timeout 60 "${srv_pre[@]}" "$@" "${srv[@]}" >"$work/$label.server" 2>&1 &
+    local sp=$!
+    sleep 3 # the server's listen (no TCP port to watch)
+    timeout 60 "${cli_pre[@]}" "$@" "${cli[@]}" >"$work/$label.client" 2>&1
+    PAIR_CLI_RC=$?
+    wait $sp
+    PAIR_SRV_RC=$?
+    PAIR_SECS=$(since "$t0")
+    {
+        echo "\$ $label: server on $side: $* ${srv[*]} / client: $* ${cli[*]}: ${PAIR_SECS} s"
+        echo "--- server (exit $PAIR_SRV_RC)"; cat "$work/$label.server"
+        echo "--- client (exit $PAIR_CLI_RC)"; cat "$work/$label.client"
+    } >>"$LOG"
+}
+
+check_interop_rdma_cm() {
+    iop_setup || { result interop_rdma_cm FAIL "setup failed"; return; }
+    local side notes=() label
+    for side in emu rxe; do
+        label=interop_rping.$side
+        SERVER_ARGS=(-s -a ADDR -p 7174 -C 10 -S 4096 -V -v)
+        CLIENT_ARGS=(-c -a ADDR -p 7174 -C 10 -S 4096 -V -v)
+        iop_cm_pair "$label" "$side" -- rping
+        if [ "$PAIR_SRV_RC" -ne 0 ] || [ "$PAIR_CLI_RC" -ne 0 ] ||
+            [ "$(grep -c '^ping data: rdma-ping-' "$work/$label.client")" -ne 10 ]; then
+            result interop_rdma_cm FAIL "rping, server on $side: server $PAIR_SRV_RC, client $PAIR_CLI_RC: $(tail -3 "$work/$label.client" | tr '\n' ' ')"; return
+        fi
+        notes+=("rping/$side ${PAIR_SECS}s")
+        label=interop_send_bw_R.$side
+        SERVER_ARGS=(-R -n 200 -p 19500)
+        CLIENT_ARGS=(-R -n 200 -p 19500 ADDR)
+        iop_cm_pair "$label" "$side" -- ib_send_bw
+        if [ "$PAIR_SRV_RC" -ne 0 ] || [ "$PAIR_CLI_RC" -ne 0 ] ||
+            ! grep -qE '^[[:space:]]*[0-9]+[[:space:]]+200[[:space:]]+' "$work/$label.client"; then
+            result interop_rdma_cm FAIL "ib_send_bw -R, server on $side: server $PAIR_SRV_RC, client $PAIR_CLI_RC: $(tail -3 "$work/$label.client" | tr '\n' ' ')"; return
+        fi
+        notes+=("ib_send_bw-R/$side ${PAIR_SECS}s")
+    done
+    result interop_rdma_cm PASS "emu0 <-> $IOP_DEV through both CMs, each side as server: ${notes[*]}"
 }
 
 # iop_pingpongs NAME ITERS PROGRAM ARGS...: both sides as server; FAIL and return 1 on the first
