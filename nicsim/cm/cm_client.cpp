@@ -1,4 +1,5 @@
 #include "cm_client.h"
+#include "objects/app_socket_pair.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,12 +9,11 @@
 namespace nicsim::cm {
 
 int CmClient::create_channel(uint32_t& handle, UniqueFd& app_end) {
-    int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) return errno;
-    ::fcntl(pair[0], F_SETFL, O_NONBLOCK); // a stalled app must never block the NIC
+    AppSocketPair pair;
+    if (int err = make_app_socket_pair(pair)) return err;
     handle = ++last_channel_;
-    channels_[handle].sock.reset(pair[0]);
-    app_end.reset(pair[1]);
+    channels_[handle].sock = std::move(pair.nic_end);
+    app_end = std::move(pair.app_end);
     return 0;
 }
 

@@ -1,4 +1,5 @@
 #include "session.h"
+#include "objects/app_socket_pair.h"
 
 #include "cm/cm_agent.h"
 #include "cm/cm_dispatch.h"
@@ -182,13 +183,12 @@ void Session::reopen_context(const ipc::Header& h, pid_t sender) {
 // A device context gets the async-event socket, the doorbell eventfd and the session's shared
 // memory (the doorbell page, then the reason ring).
 int Session::open_context(std::vector<UniqueFd>& fds) {
-    int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) return errno;
-    async_end_.reset(pair[0]);
-    ::fcntl(pair[0], F_SETFL, O_NONBLOCK); // a stalled app must never block the NIC
-    objects_.async_fd = pair[0];
-    async_client_.reset(::fcntl(pair[1], F_DUPFD_CLOEXEC, 0));
-    fds.emplace_back(pair[1]);
+    AppSocketPair pair;
+    if (int err = make_app_socket_pair(pair)) return err;
+    objects_.async_fd = pair.nic_end.get();
+    async_end_ = std::move(pair.nic_end);
+    async_client_.reset(::fcntl(pair.app_end.get(), F_DUPFD_CLOEXEC, 0));
+    fds.push_back(std::move(pair.app_end));
     if (!async_client_) return errno;
     int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (efd < 0) return errno;
@@ -218,12 +218,12 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
 int Session::joined_async_socket(pid_t pid) {
     auto it = joined_async_clients_.find(pid);
     if (it != joined_async_clients_.end()) return it->second.get();
-    int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) return -1;
-    ::fcntl(pair[0], F_SETFL, O_NONBLOCK); // a stalled app must never block the NIC
-    objects_.joined_async_fds[pid].reset(pair[0]);
-    joined_async_clients_[pid].reset(pair[1]);
-    return pair[1];
+    AppSocketPair pair;
+    if (make_app_socket_pair(pair)) return -1;
+    const int app_fd = pair.app_end.get();
+    objects_.joined_async_fds[pid] = std::move(pair.nic_end);
+    joined_async_clients_[pid] = std::move(pair.app_end);
+    return app_fd;
 }
 
 void Session::wait_doorbell() {

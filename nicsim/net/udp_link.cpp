@@ -78,9 +78,8 @@ UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint
     if (std::find(hosts_.begin(), hosts_.end(), local.s_addr) == hosts_.end())
         hosts_.push_back(local.s_addr);
     // Deep buffers: a burst of READ responses must not overflow the receiver at once.
-    int size = 8 << 20;
-    ::setsockopt(sock_.native_handle(), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size);
-    ::setsockopt(sock_.native_handle(), SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size);
+    deep_buffer(SO_RCVBUFFORCE, SO_RCVBUF, "receive", "net.core.rmem_max");
+    deep_buffer(SO_SNDBUFFORCE, SO_SNDBUF, "send", "net.core.wmem_max");
     // DF set and IP ID 0 on every packet, so the ICRC (which covers the IP header) is known.
     int pmtu = IP_PMTUDISC_DO;
     ::setsockopt(sock_.native_handle(), IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
@@ -169,6 +168,21 @@ void UdpLink::receive_datagram(const sockaddr_in& from, uint8_t* data, size_t le
     if (segment == 0 || segment >= len) return receive_one(from, data, len, tos, ttl);
     for (size_t at = 0; at < len; at += segment)
         receive_one(from, data + at, std::min(segment, len - at), tos, ttl);
+}
+
+// The FORCE options need CAP_NET_ADMIN; without it the plain ones give what the sysctl allows,
+// and a burst may then overflow the socket (counted by the kernel as RcvbufErrors): said once.
+void UdpLink::deep_buffer(int force_opt, int opt, const char* which, const char* sysctl) {
+    const int fd = sock_.native_handle();
+    int size = 8 << 20;
+    if (::setsockopt(fd, SOL_SOCKET, force_opt, &size, sizeof size) == 0) return;
+    const int err = errno;
+    ::setsockopt(fd, SOL_SOCKET, opt, &size, sizeof size);
+    int got = 0;
+    socklen_t len = sizeof got;
+    ::getsockopt(fd, SOL_SOCKET, opt, &got, &len);
+    log_.info("the link's {} buffer is {} KiB, not {} KiB ({}: no CAP_NET_ADMIN; {} caps it)",
+              which, got / 1024, size / 1024, std::strerror(err), sysctl);
 }
 
 bool UdpLink::in_set(uint32_t addr) const {

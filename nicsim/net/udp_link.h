@@ -87,6 +87,8 @@ class UdpLink {
     void count_into(HwCounters* hw) { hw_ = hw; }
 
   private:
+    // Asks for 8 MiB socket buffers (`force_opt`), else what `opt` may give, and says so.
+    void deep_buffer(int force_opt, int opt, const char* which, const char* sysctl);
     struct Outgoing {
         sockaddr_in dst{};
         std::vector<uint8_t> bytes;

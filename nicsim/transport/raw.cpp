@@ -5,6 +5,7 @@
 #include "nic.h"
 #include "objects/session_objects.h"
 #include "rc.h"
+#include "wqe_sges.h"
 
 #include <algorithm>
 #include <cstring>
@@ -47,10 +48,11 @@ bool deliver(TransportEnv& env, const Target& t, const uint8_t* frame, size_t le
     uint64_t capacity = 0;
     if (w.num_sge <= t.max_sge &&
         sizeof w + w.num_sge * sizeof(emu::ipc::Sge) <= t.ring->entry_size) {
-        emu::ipc::Sge sges[64];
-        std::memcpy(sges, slot + sizeof w, w.num_sge * sizeof(emu::ipc::Sge));
-        wc.status = resolve_local(env.nic(), t.pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, local,
-                                  &capacity);
+        WqeSges sges;
+        wc.status = sges.load(slot + sizeof w, w.num_sge)
+                        ? resolve_local(env.nic(), t.pd, sges.sge, sges.count,
+                                        IBV_ACCESS_LOCAL_WRITE, local, &capacity)
+                        : IBV_WC_LOC_LEN_ERR;
     }
     if (wc.status == IBV_WC_SUCCESS && capacity < len) wc.status = IBV_WC_LOC_LEN_ERR;
     if (wc.status == IBV_WC_SUCCESS) {

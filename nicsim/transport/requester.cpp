@@ -11,6 +11,7 @@
 #include "ud.h"
 
 #include "emu/verbs_names.h"
+#include "wqe_sges.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -73,14 +74,14 @@ SendOp take(TransportEnv& env, Qp& qp, uint32_t index) {
         op.inline_data.assign(tail, tail + w.inline_len);
         op.length = w.inline_len;
     } else {
-        if (w.num_sge > qp.cap.max_send_sge || w.num_sge * sizeof(emu::ipc::Sge) > tail_room) {
+        WqeSges sges;
+        if (w.num_sge > qp.cap.max_send_sge || w.num_sge * sizeof(emu::ipc::Sge) > tail_room ||
+            !sges.load(tail, w.num_sge)) {
             fail_op(
                 env, qp, op, IBV_WC_LOC_LEN_ERR,
                 fmt::format("{} SGEs, more than max_send_sge {}", w.num_sge, qp.cap.max_send_sge));
             return op;
         }
-        emu::ipc::Sge sges[64];
-        std::memcpy(sges, tail, w.num_sge * sizeof(emu::ipc::Sge));
         if (op.reads()) {
             // READ and atomic responses are written into the local buffers, whose lkeys are
             // checked only then, as hardware checks them when it scatters the response: the
@@ -88,16 +89,16 @@ SendOp take(TransportEnv& env, Qp& qp, uint32_t index) {
             // (google/rdma-unit-test ReadInvalidRKeyAndInvalidLKey: REM_ACCESS_ERR on mlx5),
             // and an atomic with a bad lkey executes at the responder before it fails
             // (CompareSwapInvalidLKey; rxe's completer copies the result with copy_data).
-            op.response_sges.assign(sges, sges + w.num_sge);
+            op.response_sges.assign(sges.sge, sges.sge + sges.count);
             op.local_pending = true;
             for (const emu::ipc::Sge& s : op.response_sges)
                 op.length += s.length;
-        } else if (resolve_local(env.nic(), qp.pd, sges, w.num_sge, 0, op.local, &op.length) !=
+        } else if (resolve_local(env.nic(), qp.pd, sges.sge, sges.count, 0, op.local, &op.length) !=
                    IBV_WC_SUCCESS) {
             // A WRITE or SEND reads its buffers before anything goes out: the local key is
             // checked first (WriteInvalidRKeyAndInvalidLKey: LOC_PROT_ERR).
             fail_op(env, qp, op, IBV_WC_LOC_PROT_ERR,
-                    explain_local(env.nic(), qp.pd, sges, w.num_sge, 0).text());
+                    explain_local(env.nic(), qp.pd, sges.sge, sges.count, 0).text());
             return op;
         }
     }

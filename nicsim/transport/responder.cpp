@@ -9,6 +9,7 @@
 #include "rc.h"
 #include "reasons.h"
 #include "tag_matching.h"
+#include "wqe_sges.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -178,20 +179,21 @@ bool take_recv(TransportEnv& env, Qp& qp, ibv_wc_status* status, std::string* wh
     r.wr_id = w.wr_id;
     qp.resp.have_recv = true;
     *status = IBV_WC_SUCCESS;
-    if (w.num_sge > max_sge || sizeof w + w.num_sge * sizeof(emu::ipc::Sge) > ring.entry_size) {
+    WqeSges sges;
+    if (w.num_sge > max_sge || sizeof w + w.num_sge * sizeof(emu::ipc::Sge) > ring.entry_size ||
+        !sges.load(slot + sizeof w, w.num_sge)) {
         *status = IBV_WC_LOC_LEN_ERR;
         *why = fmt::format("the receive wr_id {} has {} SGEs, more than max_recv_sge {}", w.wr_id,
                            w.num_sge, max_sge);
         return true;
     }
-    emu::ipc::Sge sges[64];
-    std::memcpy(sges, slot + sizeof w, w.num_sge * sizeof(emu::ipc::Sge));
-    *status = resolve_local(env.nic(), t.recv_pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, r.local,
-                            &r.capacity);
+    *status = resolve_local(env.nic(), t.recv_pd, sges.sge, sges.count, IBV_ACCESS_LOCAL_WRITE,
+                            r.local, &r.capacity);
     if (*status != IBV_WC_SUCCESS)
         *why = fmt::format(
             "the receive wr_id {}: {}", w.wr_id,
-            explain_local(env.nic(), t.recv_pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE).text());
+            explain_local(env.nic(), t.recv_pd, sges.sge, sges.count, IBV_ACCESS_LOCAL_WRITE)
+                .text());
     return true;
 }
 

@@ -8,6 +8,7 @@
 #include "memory_access.h"
 #include "nic.h"
 #include "objects/session_objects.h"
+#include "wqe_sges.h"
 
 #include <arpa/inet.h>
 #include <cstring>
@@ -138,11 +139,11 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
     uint64_t capacity = 0;
     wc.status = IBV_WC_LOC_LEN_ERR;
     if (w.num_sge <= max_sge && sizeof w + w.num_sge * sizeof(emu::ipc::Sge) <= ring.entry_size) {
-        emu::ipc::Sge sges[64];
-        std::memcpy(sges, slot + sizeof w, w.num_sge * sizeof(emu::ipc::Sge));
+        WqeSges sges;
         const Pd* pd = qp.srq ? qp.srq->pd : qp.pd;
-        wc.status =
-            resolve_local(env.nic(), pd, sges, w.num_sge, IBV_ACCESS_LOCAL_WRITE, local, &capacity);
+        if (sges.load(slot + sizeof w, w.num_sge))
+            wc.status = resolve_local(env.nic(), pd, sges.sge, sges.count, IBV_ACCESS_LOCAL_WRITE,
+                                      local, &capacity);
     }
     if (wc.status == IBV_WC_SUCCESS && capacity < kGrhLength + len) wc.status = IBV_WC_LOC_LEN_ERR;
     if (wc.status == IBV_WC_SUCCESS) {

@@ -1,4 +1,5 @@
 #include "device_limits.h"
+#include "objects/app_socket_pair.h"
 #include "verbs.h"
 
 #include <algorithm>
@@ -12,12 +13,11 @@ namespace nicsim {
 int create_comp_channel(VerbContext& c, const ipc::Empty&, ipc::HandleReply& r) {
     if (c.nic.totals().comp_channel >= limits::kMaxCompChannels) return ENOMEM;
     // A socket pair: the app polls/reads its end like the kernel's completion-event fd.
-    int fds[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0) return errno;
+    AppSocketPair pair;
+    if (int err = make_app_socket_pair(pair)) return err;
     auto ch = std::make_unique<CompChannel>();
-    ch->daemon_end.reset(fds[0]);
-    ::fcntl(fds[0], F_SETFL, O_NONBLOCK); // a stalled app must never block the NIC
-    c.pass_fds.emplace_back(fds[1]);
+    ch->daemon_end = std::move(pair.nic_end);
+    c.pass_fds.push_back(std::move(pair.app_end));
     r.handle = c.objects.channels.add(std::move(ch)).handle;
     ++c.nic.totals().comp_channel;
     c.log.debug("{} channel#{} created", c.prefix, r.handle);
