@@ -3,6 +3,7 @@
 // before the lists.
 #include "cm/cm_counters.h"
 #include "control/status_json.h"
+#include "diag/hw_counters.h"
 
 #include <catch2/catch.hpp>
 
@@ -57,4 +58,17 @@ TEST_CASE("status counters: the CM agent's counters keep their keys and order", 
                "\"cm_rx_duplicates\":0,\"cm_rx_unmatched\":0,\"cm_rx_bad_state\":0,"
                "\"cm_req_no_listener\":6,\"cm_req_rejected\":0,\"cm_req_backlog_drops\":0,"
                "\"cm_timeouts\":0,\"cm_connections\":0");
+}
+
+TEST_CASE("status counters: the transport's hw_counters keep rxe's names and order", "[status]") {
+    HwCounters hw;
+    hw.add(HwCounter::AckDeferred, 3);
+    hw.add(HwCounter::FlushedCompletions);
+    CHECK(hw.json() ==
+          "{\"sent_pkts\":0,\"rcvd_pkts\":0,\"duplicate_request\":0,\"out_of_seq_request\":0,"
+          "\"rcvd_rnr_err\":0,\"send_rnr_err\":0,\"rcvd_seq_err\":0,\"ack_deferred\":3,"
+          "\"retry_exceeded_err\":0,\"retry_rnr_exceeded_err\":0,\"completer_retry_err\":0,"
+          "\"send_err\":0,\"link_downed\":0,\"rdma_sends\":0,\"rdma_recvs\":0,\"timeouts\":0,"
+          "\"naks_sent\":0,\"naks_received\":0,\"requests_refused\":0,\"error_completions\":0,"
+          "\"flushed_completions\":1}");
 }
