@@ -293,30 +293,8 @@ void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const
 namespace nicsim {
 
 std::string Engine::counters_json() const {
-    const LinkCounters& c = link_.counters();
-    const RawCounters& raw = nic_.raw_counters();
-    const McastCounters& m = nic_.mcast_counters();
-    auto field = [](const char* name, uint64_t v) {
-        return std::string("\"") + name + "\":" + std::to_string(v);
-    };
-    return "{" + field("tx_packets", c.tx_packets) + "," + field("tx_bytes", c.tx_bytes) + "," +
-           field("tx_datagrams", c.tx_datagrams) + "," + field("rx_datagrams", c.rx_datagrams) +
-           "," + field("rx_packets", c.rx_packets) + "," + field("rx_bytes", c.rx_bytes) + "," +
-           field("icrc_errors", c.icrc_errors) + "," +
-           field("icrc_ipv4_id_recovered", c.icrc_ipv4_id_recovered) + "," +
-           field("malformed", c.malformed) + "," + field("unknown_qp", c.unknown_qp) + "," +
-           field("fault_drops", c.fault_drops) + "," +
-           field("fault_duplicates", c.fault_duplicates) + "," +
-           field("fault_reorders", c.fault_reorders) + "," +
-           field("fault_corruptions", c.fault_corruptions) + "," +
-           field("raw_tx_frames", raw.tx_frames) + "," + field("raw_tx_bytes", raw.tx_bytes) + "," +
-           field("raw_delivered", raw.delivered) + "," +
-           field("raw_no_flow_drops", raw.no_flow_drops) + "," +
-           field("raw_no_wqe_drops", raw.no_wqe_drops) + "," +
-           field("mcast_tx_packets", m.tx_packets) + "," + field("mcast_rx_packets", m.rx_packets) +
-           "," + field("mcast_rx_delivered", m.rx_delivered) + "," +
-           field("mcast_no_member", m.rx_no_member) + "," +
-           field("mcast_malformed", c.mcast_malformed) + drop_counters_json(nic_.drops()) + "}";
+    return host_counters_json(link_.counters(), nic_.raw_counters(), nic_.mcast_counters(),
+                              nic_.drops());
 }
 
 } // namespace nicsim

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "device.h"
+#include "diag/counter_list.h"
 #include "diag/error_log.h"
 #include "diag/hw_counters.h"
 #include "emu/keys.h"
@@ -49,12 +50,16 @@ class DataPath {
     virtual std::string counters_json() const = 0;
 };
 
-// Raw Ethernet frames through the port's loopback (raw packet QPs and flow steering).
+// Raw Ethernet frames through the port's loopback (raw packet QPs and flow steering); status
+// shows them as raw_*.
+#define NICSIM_RAW_COUNTERS(X)                                                                     \
+    X(tx_frames)                                                                                   \
+    X(tx_bytes)                                                                                    \
+    X(delivered)     /* copies handed to a receive queue (one frame may go to several) */          \
+    X(no_flow_drops) /* frames no flow matched */                                                  \
+    X(no_wqe_drops)  /* a matching QP or WQ had no receive posted (or was not ready) */
 struct RawCounters {
-    uint64_t tx_frames = 0, tx_bytes = 0;
-    uint64_t delivered = 0;     // copies handed to a receive queue (one frame may go to several)
-    uint64_t no_flow_drops = 0; // frames no flow matched
-    uint64_t no_wqe_drops = 0;  // a matching QP or WQ had no receive posted (or was not ready)
+    NICSIM_COUNTER_SET(NICSIM_RAW_COUNTERS)
 };
 
 // Device-wide totals, checked against the device limits when objects are created.
@@ -64,12 +69,14 @@ struct ObjectTotals {
     uint64_t dm_bytes = 0; // device memory allocated, against limits::kMaxDmSize
 };
 
-// Multicast traffic of this NIC, for status.
+// Multicast traffic of this NIC; status shows it as mcast_*.
+#define NICSIM_MCAST_COUNTERS(X)                                                                   \
+    X(tx_packets)   /* UD sends to a multicast GID (one per send, before replication) */           \
+    X(rx_packets)   /* multicast packets that arrived (well-formed, ICRC good) */                  \
+    X(rx_delivered) /* copies handed to attached QPs (each may still be dropped there) */          \
+    X(no_member)    /* packets dropped: no QP of this NIC is attached to the group */
 struct McastCounters {
-    uint64_t tx_packets = 0;   // UD sends to a multicast GID (one per send, before replication)
-    uint64_t rx_packets = 0;   // multicast packets that arrived (well-formed, ICRC good)
-    uint64_t rx_delivered = 0; // copies handed to attached QPs (each may still be dropped there)
-    uint64_t rx_no_member = 0; // packets dropped: no QP of this NIC is attached to the group
+    NICSIM_COUNTER_SET(NICSIM_MCAST_COUNTERS)
 };
 
 class Nic {

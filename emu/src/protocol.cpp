@@ -12,97 +12,30 @@ template <Op op> constexpr size_t length_of() {
 }
 
 struct OpInfo {
-    const char* name;
-    size_t request_length;
+    const char* name = nullptr; // nullptr: no op has this wire value
+    size_t request_length = 0;
 };
 
-template <size_t... I> constexpr auto make_table(std::index_sequence<I...>) {
-    constexpr const char* names[] = {"Hello",
-                                     "QueryDevice",
-                                     "QueryPort",
-                                     "QueryGid",
-                                     "QueryPkey",
-                                     "AllocPd",
-                                     "DeallocPd",
-                                     "RegMr",
-                                     "ReregMr",
-                                     "DeregMr",
-                                     "CreateCompChannel",
-                                     "DestroyCompChannel",
-                                     "CreateCq",
-                                     "ResizeCq",
-                                     "DestroyCq",
-                                     "CreateQp",
-                                     "ModifyQp",
-                                     "QueryQp",
-                                     "DestroyQp",
-                                     "CreateSrq",
-                                     "ModifySrq",
-                                     "QuerySrq",
-                                     "DestroySrq",
-                                     "CreateAh",
-                                     "DestroyAh",
-                                     "Status",
-                                     "AllocDm",
-                                     "FreeDm",
-                                     "RegDmMr",
-                                     "AllocMw",
-                                     "DeallocMw",
-                                     "CreateFlow",
-                                     "DestroyFlow",
-                                     "CreateWq",
-                                     "ModifyWq",
-                                     "DestroyWq",
-                                     "CreateRwqIndTable",
-                                     "DestroyRwqIndTable",
-                                     "CreateRssQp",
-                                     "OpenXrcd",
-                                     "CloseXrcd",
-                                     "CreateSrqEx",
-                                     "OpenQp",
-                                     "AttachMcast",
-                                     "DetachMcast",
-                                     "SrqOps",
-                                     "ImportObject",
-                                     "ReopenContext",
-                                     "CmCreateChannel",
-                                     "CmDestroyChannel",
-                                     "CmGetEvent",
-                                     "CmCreateId",
-                                     "CmDestroyId",
-                                     "CmMigrateId",
-                                     "CmBindAddr",
-                                     "CmResolveAddr",
-                                     "CmResolveRoute",
-                                     "CmQueryId",
-                                     "CmListen",
-                                     "CmConnect",
-                                     "CmAccept",
-                                     "CmReject",
-                                     "CmEstablish",
-                                     "CmDisconnect",
-                                     "CmNotify",
-                                     "CmInitQpAttr",
-                                     "CmSetOption",
-                                     "CmJoinMcast",
-                                     "CmLeaveMcast"};
-    static_assert(std::size(names) == sizeof...(I));
-    return std::array<OpInfo, sizeof...(I)>{
-        OpInfo{names[I], length_of<static_cast<Op>(I + 1)>()}...};
+// Indexed by wire value.
+constexpr auto make_table() {
+    std::array<OpInfo, static_cast<size_t>(Op::Count)> t{};
+#define EMU_IPC_OP_INFO(op_, value_, ...) t[value_] = {#op_, length_of<Op::op_>()};
+    EMU_IPC_OPS(EMU_IPC_OP_INFO)
+#undef EMU_IPC_OP_INFO
+    return t;
 }
 
-constexpr size_t kOps = static_cast<size_t>(Op::Count) - 1;
-constexpr auto kTable = make_table(std::make_index_sequence<kOps>{});
+constexpr auto kTable = make_table();
 
 } // namespace
 
 const char* op_name(Op op) {
     auto i = static_cast<size_t>(op);
-    return i >= 1 && i <= kOps ? kTable[i - 1].name : "unknown";
+    return i < kTable.size() && kTable[i].name ? kTable[i].name : "unknown";
 }
 
 size_t request_length(uint16_t op) {
-    return op >= 1 && op <= kOps ? kTable[op - 1].request_length : 0;
+    return op < kTable.size() ? kTable[op].request_length : 0;
 }
 
 } // namespace emu::ipc

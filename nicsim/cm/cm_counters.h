@@ -1,8 +1,8 @@
-// The CM agent's counters, one list: names, struct fields and the status JSON come from it.
+// The CM agent's counters, one list: the struct's fields and status's "cm" object (as cm_*) come
+// from it.
 #pragma once
 
-#include <cstdint>
-#include <string>
+#include "diag/counter_list.h"
 
 namespace nicsim::cm {
 
@@ -24,12 +24,7 @@ namespace nicsim::cm {
     X(connections)       /* connections established */
 
 struct CmCounters {
-#define NICSIM_CM_FIELD(name) uint64_t name = 0;
-    NICSIM_CM_COUNTERS(NICSIM_CM_FIELD)
-#undef NICSIM_CM_FIELD
+    NICSIM_COUNTER_SET(NICSIM_CM_COUNTERS)
 };
-
-// `"cm_rx_mads":N,...` (no braces), for the host's counters object.
-std::string counters_json(const CmCounters& c);
 
 } // namespace nicsim::cm

@@ -103,31 +103,12 @@ int leave_mcast(Call& c, const ipc::CmLeaveMcastReq& q, ipc::CmEventsReply& r) {
     return c.agent.leave_mcast(c.client, q, r.events_reported);
 }
 
+// Indexed by wire value; only the CM ops have a handler here.
 constexpr auto make_table() {
     std::array<Handler, static_cast<size_t>(Op::Count)> t{};
-#define CM_OP(op, fn) t[static_cast<size_t>(Op::op)] = &run<Op::op, fn>
-    CM_OP(CmCreateChannel, create_channel);
-    CM_OP(CmDestroyChannel, destroy_channel);
-    CM_OP(CmGetEvent, get_event);
-    CM_OP(CmCreateId, create_id);
-    CM_OP(CmDestroyId, destroy_id);
-    CM_OP(CmMigrateId, migrate_id);
-    CM_OP(CmBindAddr, bind_addr);
-    CM_OP(CmResolveAddr, resolve_addr);
-    CM_OP(CmResolveRoute, resolve_route);
-    CM_OP(CmQueryId, query_id);
-    CM_OP(CmListen, listen);
-    CM_OP(CmConnect, connect);
-    CM_OP(CmAccept, accept);
-    CM_OP(CmReject, reject);
-    CM_OP(CmEstablish, establish);
-    CM_OP(CmDisconnect, disconnect);
-    CM_OP(CmNotify, notify);
-    CM_OP(CmInitQpAttr, init_qp_attr);
-    CM_OP(CmSetOption, set_option);
-    CM_OP(CmJoinMcast, join_mcast);
-    CM_OP(CmLeaveMcast, leave_mcast);
-#undef CM_OP
+#define EMU_IPC_CM_REQUEST(op_, value_, req_, reply_, fn_) t[value_] = &run<Op::op_, fn_>;
+    EMU_IPC_CM_OPS(EMU_IPC_CM_REQUEST)
+#undef EMU_IPC_CM_REQUEST
     return t;
 }
 

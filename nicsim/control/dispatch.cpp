@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstring>
+#include <type_traits>
 
 namespace nicsim {
 namespace {
@@ -42,59 +43,36 @@ void run(Session& s, const emu::ipc::Header& h, const char* body, pid_t caller) 
     s.send_reply(h, err, &reply, err ? 0 : emu::ipc::body_size<Reply>(), ctx.pass_fds, reason);
 }
 
+// The handler of an op the session answers itself (ops.h's nullptr) is none.
+template <Op op, auto Verb> constexpr Handler handler() {
+    if constexpr (std::is_null_pointer_v<decltype(Verb)>)
+        return nullptr;
+    else
+        return &run<op, Verb>;
+}
+
+// Indexed by wire value; the CM ops have none here (cm_dispatch.cpp).
 constexpr auto make_table() {
     std::array<Handler, static_cast<size_t>(Op::Count)> t{};
-#define VERB(op, fn) t[static_cast<size_t>(Op::op)] = &run<Op::op, fn>
-    VERB(QueryDevice, query_device);
-    VERB(QueryPort, query_port);
-    VERB(QueryGid, query_gid);
-    VERB(QueryPkey, query_pkey);
-    VERB(AllocPd, alloc_pd);
-    VERB(DeallocPd, dealloc_pd);
-    VERB(RegMr, reg_mr);
-    VERB(ReregMr, rereg_mr);
-    VERB(DeregMr, dereg_mr);
-    VERB(AllocDm, alloc_dm);
-    VERB(FreeDm, dealloc_dm);
-    VERB(RegDmMr, reg_dm_mr);
-    VERB(AllocMw, alloc_mw);
-    VERB(DeallocMw, dealloc_mw);
-    VERB(CreateFlow, create_flow);
-    VERB(DestroyFlow, destroy_flow);
-    VERB(CreateWq, create_wq);
-    VERB(ModifyWq, modify_wq);
-    VERB(DestroyWq, destroy_wq);
-    VERB(CreateRwqIndTable, create_rwq_ind_table);
-    VERB(DestroyRwqIndTable, destroy_rwq_ind_table);
-    VERB(CreateRssQp, create_rss_qp);
-    VERB(CreateCompChannel, create_comp_channel);
-    VERB(DestroyCompChannel, destroy_comp_channel);
-    VERB(CreateCq, create_cq);
-    VERB(ResizeCq, resize_cq);
-    VERB(DestroyCq, destroy_cq);
-    VERB(CreateQp, create_qp);
-    VERB(ModifyQp, modify_qp);
-    VERB(QueryQp, query_qp);
-    VERB(DestroyQp, destroy_qp);
-    VERB(AttachMcast, attach_mcast);
-    VERB(DetachMcast, detach_mcast);
-    VERB(CreateSrq, create_srq);
-    VERB(ModifySrq, modify_srq);
-    VERB(QuerySrq, query_srq);
-    VERB(DestroySrq, destroy_srq);
-    VERB(CreateAh, create_ah);
-    VERB(DestroyAh, destroy_ah);
-    VERB(OpenXrcd, open_xrcd);
-    VERB(CloseXrcd, close_xrcd);
-    VERB(CreateSrqEx, create_srq_ex);
-    VERB(OpenQp, open_qp);
-    VERB(SrqOps, srq_ops);
-    VERB(ImportObject, import_object);
-#undef VERB
+#define EMU_IPC_VERB(op_, value_, req_, reply_, verb_) t[value_] = handler<Op::op_, verb_>();
+    EMU_IPC_VERB_OPS(EMU_IPC_VERB)
+#undef EMU_IPC_VERB
     return t;
 }
 
 constexpr auto kTable = make_table();
+
+// Every op but the CM ones and those the session answers (session.cpp) reaches a verb here.
+constexpr bool verbs_cover_the_verbs_ops() {
+    for (uint16_t op = 1; op < kTable.size(); ++op) {
+        auto o = static_cast<Op>(op);
+        bool session_answers = o == Op::Hello || o == Op::Status || o == Op::ReopenContext;
+        bool wanted = !emu::ipc::is_cm_op(op) && !session_answers;
+        if ((kTable[op] != nullptr) != wanted) return false;
+    }
+    return true;
+}
+static_assert(verbs_cover_the_verbs_ops());
 
 } // namespace
 

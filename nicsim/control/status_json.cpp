@@ -30,15 +30,15 @@ std::string json_escape(const std::string& s) {
     return out;
 }
 
-std::string drop_counters_json(const DropCounters& d) {
-    auto field = [](const char* name, uint64_t v) {
-        return std::string(",\"") + name + "\":" + std::to_string(v);
-    };
-    return field("wrong_source", d.wrong_source) + field("ghost_responses", d.ghost_responses) +
-           field("duplicate_responses", d.duplicate_responses) +
-           field("out_of_sequence", d.out_of_sequence) +
-           field("duplicate_requests", d.duplicate_requests) +
-           field("reacks_suppressed", d.reacks_suppressed);
+std::string host_counters_json(const LinkCounters& link, const RawCounters& raw,
+                               const McastCounters& mcast, const DropCounters& drops) {
+    std::string j;
+    append_counters_json(j, "", link);
+    append_counters_json(j, "raw_", raw);
+    append_counters_json(j, "mcast_", mcast);
+    append_counters_json(j, "mcast_", link.mcast);
+    append_counters_json(j, "", drops);
+    return "{" + j + "}";
 }
 
 namespace {
@@ -67,22 +67,13 @@ std::string psn_json(const Qp& qp) {
 
 std::string qp_json(const Qp& handle) {
     const Qp& qp = handle.shared ? *handle.shared : handle; // an ibv_open_qp handle: the QP
-    const QpCounters& c = qp.counters;
-    auto field = [](const char* name, uint64_t v) {
-        return std::string(",\"") + name + "\":" + std::to_string(v);
-    };
     // QP numbers in hex, as perftest, tshark and the verbs trace print them.
-    return fmt::format("{{\"qpn\":\"{:#x}\",\"type\":\"{}\",\"state\":\"{}\"", qp.qpn,
-                       emu::names::qp_type_short(qp.type),
-                       emu::names::qp_state_short(qp.attr.qp_state)) +
-           field("tx_packets", c.tx_packets) + field("tx_bytes", c.tx_bytes) +
-           field("rx_packets", c.rx_packets) + field("rx_bytes", c.rx_bytes) +
-           field("retransmits", c.retransmits) + field("timeouts", c.timeouts) +
-           field("naks_sent", c.naks_sent) + field("naks_received", c.naks_received) +
-           field("rnr_naks_sent", c.rnr_naks_sent) +
-           field("rnr_naks_received", c.rnr_naks_received) +
-           field("xrc_srq_errors", c.xrc_srq_errors) + field("tm_malformed", c.tm_malformed) +
-           drop_counters_json(c.drops) + psn_json(qp) + "}";
+    std::string j = fmt::format("{{\"qpn\":\"{:#x}\",\"type\":\"{}\",\"state\":\"{}\"", qp.qpn,
+                                emu::names::qp_type_short(qp.type),
+                                emu::names::qp_state_short(qp.attr.qp_state));
+    append_counters_json(j, "", qp.counters);
+    append_counters_json(j, "", qp.counters.drops);
+    return j + psn_json(qp) + "}";
 }
 
 // How the NIC reaches an MR's bytes: "mapped" (shared_bytes of them with memory copies, the rest
@@ -153,8 +144,11 @@ std::string host_status_json(const Nic& nic, const std::vector<const Session*>& 
     if (const DataPath* dp = nic.data_path()) j += ",\"counters\":" + dp->counters_json();
     j += ",\"hw_counters\":" + nic.hw().json();
     j += ",\"errors\":" + nic.errors().json();
-    if (const cm::CmAgent* agent = nic.cm())
-        j += ",\"cm\":{" + cm::counters_json(agent->counters()) + "}";
+    if (const cm::CmAgent* agent = nic.cm()) {
+        std::string counters;
+        append_counters_json(counters, "cm_", agent->counters());
+        j += ",\"cm\":{" + counters + "}";
+    }
     return j + "}";
 }
 

@@ -1,6 +1,7 @@
 // The host's status document for `rdmaemu status`.
 #pragma once
 
+#include "net/link_counters.h"
 #include "nic.h"
 
 #include <string>
@@ -12,8 +13,9 @@ class Session;
 
 std::string host_status_json(const Nic& nic, const std::vector<const Session*>& sessions);
 std::string json_escape(const std::string& s);
-// The drop counters as JSON members, each preceded by a comma: the same names per QP and per
-// host.
-std::string drop_counters_json(const DropCounters& d);
+// The host's counters object (status's "counters"): the link's, the raw frames' (raw_*), the
+// multicast ones (mcast_*), then the host's drops, under the names the QPs' drops have.
+std::string host_counters_json(const LinkCounters& link, const RawCounters& raw,
+                               const McastCounters& mcast, const DropCounters& drops);
 
 } // namespace nicsim

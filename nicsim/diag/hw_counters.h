@@ -1,6 +1,6 @@
-// The host's transport totals, one enumerated list as rxe keeps them: first rxe's hw_counters
-// under rxe's names (drivers/infiniband/sw/rxe/rxe_hw_counters.c), then ours. They count every
-// QP of the host, destroyed ones included, for as long as the daemon runs.
+// The host's transport totals, one list as rxe keeps them (the enum and the names come from it):
+// first rxe's hw_counters under rxe's names (drivers/infiniband/sw/rxe/rxe_hw_counters.c), then
+// ours. They count every QP of the host, destroyed ones included, for as long as the daemon runs.
 #pragma once
 
 #include <array>
@@ -10,46 +10,43 @@
 
 namespace nicsim {
 
-enum class HwCounter : uint8_t {
-    // rxe's, in its order.
-    SentPkts,         // packets the transport sent (the link's tx_packets)
-    RcvdPkts,         // packets that reached the transport (ICRC good, parsed)
-    DuplicateRequest, // requests for PSNs executed already
-    OutOfSeqRequest,  // requests ahead of the expected PSN
-    RcvdRnrErr,       // RNR NAKs received by requesters
-    SendRnrErr,       // RNR NAKs sent by responders
-    RcvdSeqErr,       // PSN sequence error NAKs received
-    AckDeferred,      // ACKs queued behind READ responses (rxe: responses the completer deferred)
-    RetryExceededErr, // WRs ended by IBV_WC_RETRY_EXC_ERR
-    RetryRnrExceededErr, // WRs ended by IBV_WC_RNR_RETRY_EXC_ERR
-    CompleterRetryErr,   // go-back-N retries after a timeout, a NAK or a gap (not RNR waits)
-    SendErr,             // packets the kernel did not take (full socket buffer)
-    LinkDowned,          // the port never goes down here: always 0
-    RdmaSends,           // SEND WRs completed
-    RdmaRecvs,           // receives completed
-    // Ours.
-    Timeouts,           // retransmit timer expiries with work outstanding
-    NaksSent,           // NAKs of any code sent (RNR NAKs not included)
-    NaksReceived,       // NAKs of any code received (RNR NAKs not included)
-    RequestsRefused,    // requests a responder refused (access, invalid, operational errors)
-    ErrorCompletions,   // completions with an error status, flushes not included
-    FlushedCompletions, // completions with IBV_WC_WR_FLUSH_ERR
-    Count,
-};
+#define NICSIM_HW_COUNTERS(X)                                                                      \
+    /* rxe's, in its order. */                                                                     \
+    X(SentPkts, sent_pkts) /* packets the transport sent (the link's tx_packets) */                \
+    X(RcvdPkts, rcvd_pkts) /* packets that reached the transport (ICRC good, parsed) */            \
+    X(DuplicateRequest, duplicate_request) /* requests for PSNs executed already */                \
+    X(OutOfSeqRequest, out_of_seq_request) /* requests ahead of the expected PSN */                \
+    X(RcvdRnrErr, rcvd_rnr_err)            /* RNR NAKs received by requesters */                   \
+    X(SendRnrErr, send_rnr_err)            /* RNR NAKs sent by responders */                       \
+    X(RcvdSeqErr, rcvd_seq_err)            /* PSN sequence error NAKs received */                  \
+    /* ACKs queued behind READ responses (rxe: responses the completer deferred) */                \
+    X(AckDeferred, ack_deferred)                                                                   \
+    X(RetryExceededErr, retry_exceeded_err)        /* WRs ended by IBV_WC_RETRY_EXC_ERR */         \
+    X(RetryRnrExceededErr, retry_rnr_exceeded_err) /* WRs ended by IBV_WC_RNR_RETRY_EXC_ERR */     \
+    /* go-back-N retries after a timeout, a NAK or a gap (not RNR waits) */                        \
+    X(CompleterRetryErr, completer_retry_err)                                                      \
+    X(SendErr, send_err)       /* packets the kernel did not take (full socket buffer) */          \
+    X(LinkDowned, link_downed) /* the port never goes down here: always 0 */                       \
+    X(RdmaSends, rdma_sends)   /* SEND WRs completed */                                            \
+    X(RdmaRecvs, rdma_recvs)   /* receives completed */                                            \
+    /* Ours. */                                                                                    \
+    X(Timeouts, timeouts)          /* retransmit timer expiries with work outstanding */           \
+    X(NaksSent, naks_sent)         /* NAKs of any code sent (RNR NAKs not included) */             \
+    X(NaksReceived, naks_received) /* NAKs of any code received (RNR NAKs not included) */         \
+    /* requests a responder refused (access, invalid, operational errors) */                       \
+    X(RequestsRefused, requests_refused)                                                           \
+    /* completions with an error status, flushes not included */                                   \
+    X(ErrorCompletions, error_completions)                                                         \
+    X(FlushedCompletions, flushed_completions) /* completions with IBV_WC_WR_FLUSH_ERR */
 
+#define NICSIM_HW_ENUMERATOR(id, name) id,
+enum class HwCounter : uint8_t { NICSIM_HW_COUNTERS(NICSIM_HW_ENUMERATOR) Count };
+#undef NICSIM_HW_ENUMERATOR
+
+#define NICSIM_HW_NAME(id, name) #name,
 inline constexpr std::array<const char*, static_cast<size_t>(HwCounter::Count)> kHwCounterNames = {
-    "sent_pkts",           "rcvd_pkts",
-    "duplicate_request",   "out_of_seq_request",
-    "rcvd_rnr_err",        "send_rnr_err",
-    "rcvd_seq_err",        "ack_deferred",
-    "retry_exceeded_err",  "retry_rnr_exceeded_err",
-    "completer_retry_err", "send_err",
-    "link_downed",         "rdma_sends",
-    "rdma_recvs",          "timeouts",
-    "naks_sent",           "naks_received",
-    "requests_refused",    "error_completions",
-    "flushed_completions",
-};
+    NICSIM_HW_COUNTERS(NICSIM_HW_NAME)};
+#undef NICSIM_HW_NAME
 
 class HwCounters {
   public:

@@ -214,7 +214,7 @@ void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len, ui
         if (pcap_.is_open())
             capture(from, endpoint(local_.s_addr, port_), data, len, nullptr,
                     std::string("rdmaemu: ") + wire::describe(t) + ": dropped by this NIC");
-        ++counters_.mcast_malformed;
+        ++counters_.mcast.malformed;
         log_.debug("dropped packet from {}: {}", inet_ntoa(from.sin_addr), wire::describe(t));
         return;
     }

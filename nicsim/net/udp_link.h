@@ -14,6 +14,7 @@
 #include "diag/hw_counters.h"
 #include "fault_injector.h"
 #include "icrc_policy.h"
+#include "link_counters.h"
 #include "objects/unique_fd.h"
 #include "pcap_writer.h"
 #include "tx_burst.h"
@@ -32,18 +33,6 @@
 #include <vector>
 
 namespace nicsim {
-
-struct LinkCounters {
-    uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
-    uint64_t icrc_errors = 0, malformed = 0, unknown_qp = 0;
-    uint64_t fault_drops = 0, fault_duplicates = 0, fault_reorders = 0, fault_corruptions = 0;
-    uint64_t mcast_malformed = 0; // DestQP 0xFFFFFF without a valid trailer: dropped
-    uint64_t tx_datagrams = 0;    // UDP sends: with GSO, one carries several packets
-    uint64_t rx_datagrams = 0;    // UDP receives: with GRO, one carries several packets
-    // IPv4 packets from a peer outside the set that failed the ICRC for IP ID 0 and were
-    // accepted with the ID found from it (Ipv4IdPolicy::Recover): a 16-bit check, not 32.
-    uint64_t icrc_ipv4_id_recovered = 0;
-};
 
 class UdpLink {
   public:

@@ -2,6 +2,7 @@
 // split. Kept apart from the verbs-level Qp so each engine's state is visible at a glance.
 #pragma once
 
+#include "diag/counter_list.h"
 #include "dma/dma_engine.h"
 #include "emu/ipc/rings.h"
 #include "emu/wr_opcodes.h"
@@ -136,22 +137,35 @@ struct ResponderState {
 
 // Packets the transport did not take as new work, and ACKs it held back: kept per QP
 // (QpCounters::drops) and for the whole host (Nic::drops), shown by status.
+#define NICSIM_DROP_COUNTERS(X)                                                                    \
+    X(wrong_source)        /* RC/UC/XRC packets not from the QP's peer address and port */         \
+    X(ghost_responses)     /* responses outside the outstanding PSNs, or for no WR */              \
+    X(duplicate_responses) /* responses for PSNs acknowledged already */                           \
+    X(out_of_sequence)     /* requests ahead of the expected PSN */                                \
+    X(duplicate_requests)  /* requests for PSNs executed already */                                \
+    X(reacks_suppressed)   /* duplicates left unanswered by the re-ACK rate limit */
 struct DropCounters {
-    uint64_t wrong_source = 0;        // RC/UC/XRC packets not from the QP's peer address and port
-    uint64_t ghost_responses = 0;     // responses outside the outstanding PSNs, or for no WR
-    uint64_t duplicate_responses = 0; // responses for PSNs acknowledged already
-    uint64_t out_of_sequence = 0;     // requests ahead of the expected PSN
-    uint64_t duplicate_requests = 0;  // requests for PSNs executed already
-    uint64_t reacks_suppressed = 0;   // duplicates left unanswered by the re-ACK rate limit
+    NICSIM_COUNTER_SET(NICSIM_DROP_COUNTERS)
 };
 
+// A QP's counters as status shows them, before its drops.
+#define NICSIM_QP_COUNTERS(X)                                                                      \
+    X(tx_packets)                                                                                  \
+    X(tx_bytes)                                                                                    \
+    X(rx_packets)                                                                                  \
+    X(rx_bytes)                                                                                    \
+    X(retransmits)                                                                                 \
+    X(timeouts)                                                                                    \
+    X(naks_sent)                                                                                   \
+    X(naks_received)                                                                               \
+    X(rnr_naks_sent)                                                                               \
+    X(rnr_naks_received)                                                                           \
+    X(xrc_srq_errors) /* XRC requests for an unknown SRQ or one of another domain */               \
+    X(tm_malformed)   /* SENDs into a tag-matching SRQ without a valid TMH */
 struct QpCounters {
-    uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
-    uint64_t retransmits = 0, naks_sent = 0, naks_received = 0, rnr_naks_sent = 0,
-             rnr_naks_received = 0, timeouts = 0;
-    uint64_t qkey_violations = 0, rx_no_wqe = 0; // UD drops
-    uint64_t xrc_srq_errors = 0; // XRC requests for an unknown SRQ or one of another domain
-    uint64_t tm_malformed = 0;   // SENDs into a tag-matching SRQ without a valid TMH
+    NICSIM_COUNTER_SET(NICSIM_QP_COUNTERS)
+    // UD and raw drops, which status does not show (yet): its JSON stays as tools parse it.
+    uint64_t qkey_violations = 0, rx_no_wqe = 0;
     DropCounters drops;
 };
 

@@ -165,7 +165,7 @@ void receive_multicast(TransportEnv& env, uint32_t src_addr, const uint8_t* mgid
     ++counters.rx_packets;
     const std::vector<uint32_t>* members = nic.mcast_members(mgid);
     if (!members) {
-        ++counters.rx_no_member;
+        ++counters.no_member;
         return;
     }
     // The packet's IP destination is the group's address: the receive buffer's GRH shows it.

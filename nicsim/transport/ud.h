@@ -18,7 +18,7 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
 // A UD packet (a UD opcode: the caller checks) to the multicast group `mgid` (16 bytes; BTH
 // DestQP 0xFFFFFF) from `src_addr`: a copy goes to every QP of this NIC attached to the group,
 // each checking its state and Q_Key as for a unicast packet. No member: counted
-// (McastCounters::rx_no_member) and dropped.
+// (McastCounters::no_member) and dropped.
 void receive_multicast(TransportEnv& env, uint32_t src_addr, const uint8_t* mgid,
                        const emu::wire::Headers& h, const uint8_t* payload, size_t len,
                        size_t packet_len, uint8_t tos = 0);

@@ -193,32 +193,6 @@ struct CmEventRecord {
 // "RDMA_CM_EVENT_ADDR_RESOLVED" ... as rdma_event_str() names them; "UNKNOWN EVENT" otherwise.
 const char* cm_event_name(uint32_t event);
 
-#define EMU_IPC_CM_OP(op_, req_, reply_)                                                           \
-    template <> struct Types<Op::op_> {                                                            \
-        using Req = req_;                                                                          \
-        using Reply = reply_;                                                                      \
-    };
-EMU_IPC_CM_OP(CmCreateChannel, Empty, CmChannelReply)
-EMU_IPC_CM_OP(CmDestroyChannel, CmChannelReq, Empty)
-EMU_IPC_CM_OP(CmGetEvent, CmChannelReq, CmEventRecord)
-EMU_IPC_CM_OP(CmCreateId, CmCreateIdReq, HandleReply)
-EMU_IPC_CM_OP(CmDestroyId, CmIdReq, CmEventsReply)
-EMU_IPC_CM_OP(CmMigrateId, CmMigrateReq, CmEventsReply)
-EMU_IPC_CM_OP(CmBindAddr, CmBindReq, CmIdInfo)
-EMU_IPC_CM_OP(CmResolveAddr, CmResolveAddrReq, Empty)
-EMU_IPC_CM_OP(CmResolveRoute, CmResolveRouteReq, Empty)
-EMU_IPC_CM_OP(CmQueryId, CmIdReq, CmIdInfo)
-EMU_IPC_CM_OP(CmListen, CmListenReq, CmIdInfo)
-EMU_IPC_CM_OP(CmConnect, CmConnectReq, Empty)
-EMU_IPC_CM_OP(CmAccept, CmConnectReq, Empty)
-EMU_IPC_CM_OP(CmReject, CmRejectReq, Empty)
-EMU_IPC_CM_OP(CmEstablish, CmIdReq, Empty)
-EMU_IPC_CM_OP(CmDisconnect, CmIdReq, Empty)
-EMU_IPC_CM_OP(CmNotify, CmNotifyReq, Empty)
-EMU_IPC_CM_OP(CmInitQpAttr, CmInitQpAttrReq, CmInitQpAttrReply)
-EMU_IPC_CM_OP(CmSetOption, CmSetOptionReq, Empty)
-EMU_IPC_CM_OP(CmJoinMcast, CmJoinMcastReq, HandleReply)
-EMU_IPC_CM_OP(CmLeaveMcast, CmLeaveMcastReq, CmEventsReply)
-#undef EMU_IPC_CM_OP
+EMU_IPC_CM_OPS(EMU_IPC_OP_TYPES)
 
 } // namespace emu::ipc

@@ -8,6 +8,8 @@
 // version, op or length ends that session.
 #pragma once
 
+#include "emu/ipc/ops.h"
+
 #include <infiniband/verbs.h>
 
 #include <cstddef>
@@ -22,86 +24,44 @@ inline constexpr size_t kMaxRequest = 1024;
 inline constexpr size_t kMaxReply = 256 * 1024;
 inline constexpr size_t kDevNameLen = 64;
 
-enum class Op : uint16_t {
-    Hello = 1,
-    QueryDevice,
-    QueryPort,
-    QueryGid,
-    QueryPkey,
-    AllocPd,
-    DeallocPd,
-    RegMr,
-    ReregMr,
-    DeregMr,
-    CreateCompChannel,
-    DestroyCompChannel,
-    CreateCq,
-    ResizeCq,
-    DestroyCq,
-    CreateQp,
-    ModifyQp,
-    QueryQp,
-    DestroyQp,
-    CreateSrq,
-    ModifySrq,
-    QuerySrq,
-    DestroySrq,
-    CreateAh,
-    DestroyAh,
-    Status,
-    AllocDm,
-    FreeDm,
-    RegDmMr,
-    AllocMw,
-    DeallocMw,
-    CreateFlow,
-    DestroyFlow,
-    CreateWq,
-    ModifyWq,
-    DestroyWq,
-    CreateRwqIndTable,
-    DestroyRwqIndTable,
-    CreateRssQp,
-    OpenXrcd,
-    CloseXrcd,
-    CreateSrqEx,
-    OpenQp,
-    AttachMcast,
-    DetachMcast,
-    SrqOps,
-    ImportObject,
-    ReopenContext,
-    // rdma_cm (cm_protocol.h): only on a session opened with kHelloCm
-    CmCreateChannel,
-    CmDestroyChannel,
-    CmGetEvent,
-    CmCreateId,
-    CmDestroyId,
-    CmMigrateId,
-    CmBindAddr,
-    CmResolveAddr,
-    CmResolveRoute,
-    CmQueryId,
-    CmListen,
-    CmConnect,
-    CmAccept,
-    CmReject,
-    CmEstablish,
-    CmDisconnect,
-    CmNotify,
-    CmInitQpAttr,
-    CmSetOption,
-    CmJoinMcast,
-    CmLeaveMcast,
-    Count, // not an op: one past the last
-};
+// How many ops there are (ops.h).
+#define EMU_IPC_ONE_MORE(...) +1
+inline constexpr uint16_t kOpCount = 0 EMU_IPC_OPS(EMU_IPC_ONE_MORE);
+#undef EMU_IPC_ONE_MORE
+
+// Count is not an op: one past the last.
+#define EMU_IPC_ENUMERATOR(op_, value_, ...) op_ = value_,
+enum class Op : uint16_t { EMU_IPC_OPS(EMU_IPC_ENUMERATOR) Count = kOpCount + 1 };
+#undef EMU_IPC_ENUMERATOR
+
+namespace detail {
+// The daemon's tables are indexed by wire value: each value is used once, from 1 up, no gap.
+constexpr bool wire_values_run_without_gap() {
+#define EMU_IPC_WIRE_VALUE(op_, value_, ...) value_,
+    constexpr uint16_t values[] = {EMU_IPC_OPS(EMU_IPC_WIRE_VALUE)};
+#undef EMU_IPC_WIRE_VALUE
+    bool seen[kOpCount + 1] = {};
+    for (uint16_t v : values) {
+        if (v < 1 || v > kOpCount || seen[v]) return false;
+        seen[v] = true;
+    }
+    return true;
+}
+} // namespace detail
+static_assert(detail::wire_values_run_without_gap(), "ops.h: a wire value is reused or skipped");
 
 const char* op_name(Op op);
 
-// True for the rdma_cm ops (CmCreateChannel .. CmLeaveMcast).
+// True for the rdma_cm ops (EMU_IPC_CM_OPS).
 constexpr bool is_cm_op(uint16_t op) {
-    return op >= static_cast<uint16_t>(Op::CmCreateChannel) &&
-           op < static_cast<uint16_t>(Op::Count);
+    switch (op) {
+#define EMU_IPC_CASE(op_, value_, ...) case value_:
+        EMU_IPC_CM_OPS(EMU_IPC_CASE)
+#undef EMU_IPC_CASE
+        return true;
+    default:
+        return false;
+    }
 }
 
 struct Header {
@@ -535,62 +495,15 @@ struct CompEventRecord {
     uint32_t reserved;
 };
 
-// The request and reply struct of each op.
+// The request and reply struct of each op; cm_protocol.h declares the CM ops' with
+// EMU_IPC_OP_TYPES too, after their structs.
 template <Op> struct Types;
-#define EMU_IPC_OP(op_, req_, reply_)                                                              \
+#define EMU_IPC_OP_TYPES(op_, value_, req_, reply_, handler_)                                      \
     template <> struct Types<Op::op_> {                                                            \
         using Req = req_;                                                                          \
         using Reply = reply_;                                                                      \
     };
-EMU_IPC_OP(Hello, HelloReq, HelloReply)
-EMU_IPC_OP(QueryDevice, Empty, QueryDeviceReply)
-EMU_IPC_OP(QueryPort, QueryPortReq, QueryPortReply)
-EMU_IPC_OP(QueryGid, QueryGidReq, QueryGidReply)
-EMU_IPC_OP(QueryPkey, QueryPkeyReq, QueryPkeyReply)
-EMU_IPC_OP(AllocPd, Empty, HandleReply)
-EMU_IPC_OP(DeallocPd, HandleReq, Empty)
-EMU_IPC_OP(RegMr, RegMrReq, RegMrReply)
-EMU_IPC_OP(ReregMr, ReregMrReq, ReregMrReply)
-EMU_IPC_OP(DeregMr, HandleReq, Empty)
-EMU_IPC_OP(CreateCompChannel, Empty, HandleReply)
-EMU_IPC_OP(DestroyCompChannel, HandleReq, Empty)
-EMU_IPC_OP(CreateCq, CreateCqReq, CreateCqReply)
-EMU_IPC_OP(ResizeCq, ResizeCqReq, ResizeCqReply)
-EMU_IPC_OP(DestroyCq, HandleReq, Empty)
-EMU_IPC_OP(CreateQp, CreateQpReq, CreateQpReply)
-EMU_IPC_OP(ModifyQp, ModifyQpReq, Empty)
-EMU_IPC_OP(QueryQp, QueryQpReq, QueryQpReply)
-EMU_IPC_OP(DestroyQp, HandleReq, Empty)
-EMU_IPC_OP(CreateSrq, CreateSrqReq, CreateSrqReply)
-EMU_IPC_OP(ModifySrq, ModifySrqReq, Empty)
-EMU_IPC_OP(QuerySrq, HandleReq, QuerySrqReply)
-EMU_IPC_OP(DestroySrq, HandleReq, Empty)
-EMU_IPC_OP(CreateAh, CreateAhReq, HandleReply)
-EMU_IPC_OP(DestroyAh, HandleReq, Empty)
-EMU_IPC_OP(Status, Empty, Empty) // the reply body is JSON text
-EMU_IPC_OP(AllocDm, AllocDmReq, AllocDmReply)
-EMU_IPC_OP(FreeDm, HandleReq, Empty)
-EMU_IPC_OP(RegDmMr, RegDmMrReq, RegMrReply)
-EMU_IPC_OP(AllocMw, AllocMwReq, AllocMwReply)
-EMU_IPC_OP(DeallocMw, HandleReq, Empty)
-EMU_IPC_OP(CreateFlow, CreateFlowReq, HandleReply)
-EMU_IPC_OP(DestroyFlow, HandleReq, Empty)
-EMU_IPC_OP(CreateWq, CreateWqReq, CreateWqReply)
-EMU_IPC_OP(ModifyWq, ModifyWqReq, Empty)
-EMU_IPC_OP(DestroyWq, HandleReq, Empty)
-EMU_IPC_OP(CreateRwqIndTable, CreateRwqIndTableReq, CreateRwqIndTableReply)
-EMU_IPC_OP(DestroyRwqIndTable, HandleReq, Empty)
-EMU_IPC_OP(CreateRssQp, CreateRssQpReq, CreateQpReply)
-EMU_IPC_OP(OpenXrcd, OpenXrcdReq, HandleReply)
-EMU_IPC_OP(CloseXrcd, HandleReq, Empty)
-EMU_IPC_OP(CreateSrqEx, CreateSrqExReq, CreateSrqReply)
-EMU_IPC_OP(OpenQp, OpenQpReq, OpenQpReply)
-EMU_IPC_OP(AttachMcast, McastReq, Empty)
-EMU_IPC_OP(DetachMcast, McastReq, Empty)
-EMU_IPC_OP(SrqOps, SrqOpReq, SrqOpReply)
-EMU_IPC_OP(ImportObject, ImportObjectReq, ImportObjectReply)
-EMU_IPC_OP(ReopenContext, Empty, HelloReply)
-#undef EMU_IPC_OP
+EMU_IPC_VERB_OPS(EMU_IPC_OP_TYPES)
 
 // Size of an op's request body as it travels (Empty travels as zero bytes).
 template <typename T> constexpr size_t body_size() {
