@@ -126,7 +126,7 @@ void free_qp(Qp& qp) {
 Qp* create_qp(Socket& s, const sockaddr* local) {
     auto qp = std::make_unique<Qp>();
     std::memcpy(&qp->local, local, addr_len(local));
-    qp->header_len = wire::encode_ds_header(local, qp->header);
+    qp->header_len = wire::encode_ds_header(qp->local, qp->header);
     if (!qp->header_len) return fail(EAFNOSUPPORT), nullptr;
     auto undo = [&] {
         const int err = errno;

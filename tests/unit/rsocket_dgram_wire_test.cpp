@@ -19,12 +19,18 @@ sockaddr_in ipv4(const char* ip, uint16_t port) {
     return a;
 }
 
+template <typename Addr> sockaddr_storage storage(const Addr& a) {
+    sockaddr_storage s{};
+    std::memcpy(&s, &a, sizeof a);
+    return s;
+}
+
 } // namespace
 
 TEST_CASE("rsocket datagram header: IPv4 is version 4, length 8, port and address", "[rsocket]") {
     const sockaddr_in from = ipv4("127.0.0.2", 7174);
     uint8_t b[wire::kDsHeaderIpv6] = {};
-    REQUIRE(wire::encode_ds_header(reinterpret_cast<const sockaddr*>(&from), b) == 8);
+    REQUIRE(wire::encode_ds_header(storage(from), b) == 8);
     CHECK(std::vector<uint8_t>(b, b + 8) ==
           std::vector<uint8_t>{4, 8, 0x1c, 0x06, 127, 0, 0, 2}); // 7174 = 0x1c06
     auto h = wire::decode_ds_header(b, 8 + 100);
@@ -44,7 +50,7 @@ TEST_CASE("rsocket datagram header: IPv6 is version 6, length 24, with the flow 
     from.sin6_flowinfo = htonl(0x12345);
     inet_pton(AF_INET6, "fe80::1", &from.sin6_addr);
     uint8_t b[wire::kDsHeaderIpv6];
-    REQUIRE(wire::encode_ds_header(reinterpret_cast<const sockaddr*>(&from), b) == 24);
+    REQUIRE(wire::encode_ds_header(storage(from), b) == 24);
     CHECK(b[0] == 6);
     CHECK(b[1] == 24);
     CHECK(b[8] == 0xfe);

@@ -29,22 +29,24 @@ inline constexpr size_t kDsHeaderIpv4 = 8;  // version 4, length 8, port, IPv4 a
 inline constexpr size_t kDsHeaderIpv6 = 24; // version 6, length 24, port, flow info, address
 
 // Writes the header naming `from` (AF_INET or AF_INET6); its length, 0 for another family.
-inline size_t encode_ds_header(const sockaddr* from, uint8_t* out) {
-    if (from->sa_family == AF_INET) {
-        const auto* in = reinterpret_cast<const sockaddr_in*>(from);
+inline size_t encode_ds_header(const sockaddr_storage& from, uint8_t* out) {
+    if (from.ss_family == AF_INET) {
+        sockaddr_in in;
+        std::memcpy(&in, &from, sizeof in);
         out[0] = 4;
         out[1] = kDsHeaderIpv4;
-        std::memcpy(out + 2, &in->sin_port, 2);
-        std::memcpy(out + 4, &in->sin_addr.s_addr, 4);
+        std::memcpy(out + 2, &in.sin_port, 2);
+        std::memcpy(out + 4, &in.sin_addr.s_addr, 4);
         return kDsHeaderIpv4;
     }
-    if (from->sa_family == AF_INET6) {
-        const auto* in6 = reinterpret_cast<const sockaddr_in6*>(from);
+    if (from.ss_family == AF_INET6) {
+        sockaddr_in6 in6;
+        std::memcpy(&in6, &from, sizeof in6);
         out[0] = 6;
         out[1] = kDsHeaderIpv6;
-        std::memcpy(out + 2, &in6->sin6_port, 2);
-        std::memcpy(out + 4, &in6->sin6_flowinfo, 4);
-        std::memcpy(out + 8, &in6->sin6_addr, 16);
+        std::memcpy(out + 2, &in6.sin6_port, 2);
+        std::memcpy(out + 4, &in6.sin6_flowinfo, 4);
+        std::memcpy(out + 8, &in6.sin6_addr, 16);
         return kDsHeaderIpv6;
     }
     return 0;
