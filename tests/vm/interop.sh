@@ -65,6 +65,15 @@ iop_up() {
 }
 iop_down() { iop_rdmaemu down >/dev/null 2>&1; }
 
+# iop_log_pair LABEL WHAT: the last pair's commands, exits and outputs into the log.
+iop_log_pair() {
+    {
+        echo "\$ $2: ${PAIR_SECS} s"
+        echo "--- server (exit $PAIR_SRV_RC)"; cat "$work/$1.server"
+        echo "--- client (exit $PAIR_CLI_RC)"; cat "$work/$1.client"
+    } >>"$LOG"
+}
+
 # iop_pair LABEL SIDE TMO -- PROGRAM ARGS...: PROGRAM as server on SIDE (emu or rxe), client on
 # the other, connecting to the server's address; each side with its device and GID options
 # (ours: emu0, -g/-x 0; rxe1 with its IPv4 GID). Sets PAIR_SRV_RC PAIR_CLI_RC PAIR_SECS.
@@ -91,11 +100,7 @@ iop_pair() {
     wait $sp
     PAIR_SRV_RC=$?
     PAIR_SECS=$(since "$t0")
-    {
-        echo "\$ server on $side: ${srv[*]} / client: ${cli[*]} $addr: ${PAIR_SECS} s"
-        echo "--- server (exit $PAIR_SRV_RC)"; cat "$work/$label.server"
-        echo "--- client (exit $PAIR_CLI_RC)"; cat "$work/$label.client"
-    } >>"$LOG"
+    iop_log_pair "$label" "server on $side: ${srv[*]} / client: ${cli[*]} $addr"
     iop_port=$((iop_port + 1))
 }
 
@@ -117,11 +122,7 @@ iop_cm_pair() {
     wait $sp
     PAIR_SRV_RC=$?
     PAIR_SECS=$(since "$t0")
-    {
-        echo "\$ $label: server on $side: $* ${srv[*]} / client: $* ${cli[*]}: ${PAIR_SECS} s"
-        echo "--- server (exit $PAIR_SRV_RC)"; cat "$work/$label.server"
-        echo "--- client (exit $PAIR_CLI_RC)"; cat "$work/$label.client"
-    } >>"$LOG"
+    iop_log_pair "$label" "$label: server on $side: $* ${srv[*]} / client: $* ${cli[*]}"
 }
 
 check_interop_rdma_cm() {
