@@ -76,6 +76,10 @@ struct ReplayEntry { // one READ or atomic the responder executed, for duplicate
     uint32_t psn = 0, npkts = 0;
     bool atomic = false;
     uint64_t atomic_result = 0;
+    // A READ's request (its RETH): what a duplicate may ask for again.
+    uint64_t va = 0;
+    uint32_t rkey = 0;
+    uint32_t length = 0;
 };
 
 // A response still to send. Responses leave in PSN order (IBA 9.7.5.1.1), so an ACK, NAK or

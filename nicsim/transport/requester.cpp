@@ -157,8 +157,10 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
     if (operation == wire::Operation::ReadRequest) {
         // A long READ goes out as several requests of at most kReadChunk response packets,
         // each issued inside the window: its responses then come no faster than the window
-        // lets them, where hardware has link-level flow control and we have none.
-        uint32_t chunk = std::min(op.npkts - k, kReadChunk);
+        // lets them, where hardware has link-level flow control and we have none. A request
+        // resumed from the middle of one ends where that one ended: the responder answers a
+        // duplicate READ only for part of what it was asked before (as rxe checks).
+        uint32_t chunk = std::min(op.npkts - k, kReadChunk - k % kReadChunk);
         uint64_t offset = uint64_t(k) * mtu;
         uint64_t len = std::min<uint64_t>(uint64_t(chunk) * mtu, op.length - offset);
         h.opcode = *wire::opcode_for(transport, operation, wire::Position::Only);

@@ -447,11 +447,19 @@ bool execute_write(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint
     return true;
 }
 
-void remember(Qp& qp, uint32_t psn, uint32_t npkts, bool atomic, uint64_t result) {
+void remember(Qp& qp, ReplayEntry entry) {
     ResponderState& s = qp.resp;
     if (s.replay.empty()) s.replay.resize(1);
-    s.replay[s.replay_next] = {psn, npkts, atomic, result};
+    s.replay[s.replay_next] = entry;
     s.replay_next = (s.replay_next + 1) % s.replay.size();
+}
+
+// A duplicate READ is served again only if it asks for part of what the request it repeats
+// asked for, with the same rkey (as rxe's duplicate_request checks): anything else is no
+// retransmission to answer, and it is dropped (counted as a duplicate).
+bool repeats(const ReplayEntry& e, const wire::Reth& reth) {
+    return reth.rkey == e.rkey && reth.length <= e.length && reth.va >= e.va &&
+           reth.va - e.va <= e.length - reth.length;
 }
 
 const ReplayEntry* replayed(const Qp& qp, uint32_t psn) {
@@ -490,7 +498,7 @@ bool start_read(TransportEnv& env, Qp& qp, const wire::Headers& h, uint32_t firs
 
 bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     const wire::AtomicEth& a = h.atomic_eth;
-    if (a.va % 8) { // atomics need natural alignment (IBA C9-??: invalid request)
+    if (a.va % 8) { // atomics need an 8-byte aligned address (IBA 9.4.5): an invalid request
         fatal(env, qp, h, Refusal::InvalidRequest,
               fmt::format("the atomic's address {:#x} is not a multiple of 8", a.va));
         return false;
@@ -524,7 +532,12 @@ bool execute_atomic(TransportEnv& env, Qp& qp, const wire::Headers& h) {
         fatal(env, qp, h, Refusal::RemoteAccess, gone);
         return false;
     }
-    remember(qp, h.psn, 1, true, original);
+    ReplayEntry entry;
+    entry.psn = h.psn;
+    entry.npkts = 1;
+    entry.atomic = true;
+    entry.atomic_result = original;
+    remember(qp, entry);
     return true;
 }
 
@@ -574,7 +587,7 @@ void duplicate(TransportEnv& env, Qp& qp, const wire::Headers& h) {
     if (wire::has(h.opcode, wire::kRead)) {
         // Re-read: a retransmitted READ may resume in the middle (its RETH says where). The
         // requester went back to this PSN: what we still had queued from here on is stale.
-        if (const ReplayEntry* e = replayed(qp, h.psn); e && !e->atomic) {
+        if (const ReplayEntry* e = replayed(qp, h.psn); e && !e->atomic && repeats(*e, h.reth)) {
             auto& q = qp.resp.responses;
             while (!q.empty() &&
                    psn_diff(q.back().kind == ResponseJob::Kind::Read ? q.back().last_psn
@@ -726,7 +739,13 @@ void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uin
         uint32_t npkts = h.reth.length ? (h.reth.length + mtu - 1) / mtu : 1;
         ok = start_read(env, qp, h, h.psn, npkts, s.srqn);
         if (ok) {
-            remember(qp, h.psn, npkts, false, 0);
+            ReplayEntry entry;
+            entry.psn = h.psn;
+            entry.npkts = npkts;
+            entry.va = h.reth.va;
+            entry.rkey = h.reth.rkey;
+            entry.length = h.reth.length;
+            remember(qp, entry);
             next = psn_add(h.psn, npkts);
         }
     } else if (wire::has(h.opcode, wire::kAtomic)) {

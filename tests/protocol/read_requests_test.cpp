@@ -66,10 +66,16 @@ TEST_CASE("requester: a READ resumed inside a request still counts the responder
     CHECK(sent[0].h.psn == psn(o.sq_psn, 2 * n));
 
     // The rest is lost: the timeout resumes at n + 10, inside the responder's second request,
-    // which with the third it still holds. So that one resumed request is all that goes.
+    // which with the third it still holds. The resumed request ends where the second ended (a
+    // duplicate asks only for part of a request the responder remembers); the third is asked
+    // again as it was. Nothing beyond the two credits goes.
     rig.env.advance(retransmit_timeout_us(o.timeout) + 1);
     sent = rig.env.take();
-    REQUIRE(sent.size() == 1);
+    REQUIRE(sent.size() == 2);
     CHECK(sent[0].h.psn == psn(o.sq_psn, n + 10));
     CHECK(sent[0].h.reth.va == 0x100000 + (n + 10) * 1024);
+    CHECK(sent[0].h.reth.length == (n - 10) * 1024);
+    CHECK(sent[1].h.psn == psn(o.sq_psn, 2 * n));
+    CHECK(sent[1].h.reth.va == 0x100000 + 2 * n * 1024);
+    CHECK(sent[1].h.reth.length == n * 1024);
 }

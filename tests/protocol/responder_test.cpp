@@ -523,6 +523,21 @@ TEST_CASE("responder: a READ request is answered FIRST MIDDLE LAST with AETH on 
         CHECK(again[1].h.opcode == rc(wire::opcode::kReadResponseLast));
         CHECK(again[1].payload == bytes_of(source, 2048, 952));
     }
+    SECTION("a duplicate READ asking for more, elsewhere or with another rkey is dropped") {
+        std::vector<uint8_t> other(4096);
+        Mr& omr = rig.reg_mr(other.data(), other.size(), IBV_ACCESS_REMOTE_READ);
+        for (wire::Reth reth :
+             {wire::Reth{va, mr.rkey, 3001}, wire::Reth{va + 8, mr.rkey, 3000},
+              wire::Reth{va - 8, mr.rkey, 100},
+              wire::Reth{reinterpret_cast<uint64_t>(other.data()), omr.rkey, 3000}}) {
+            wire::Headers r = request(wire::opcode::kReadRequest, kE);
+            r.reth = reth;
+            rig.deliver(qp, r);
+            CHECK(rig.env.take().empty());
+        }
+        CHECK(qp.counters.drops.duplicate_requests == 4);
+        CHECK(qp.attr.qp_state == IBV_QPS_RTS);
+    }
 }
 
 TEST_CASE("responder: READ access violations NAK remote access error", "[responder]") {
