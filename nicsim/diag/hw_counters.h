@@ -35,6 +35,12 @@ namespace nicsim {
     X(NaksReceived, naks_received) /* NAKs of any code received (RNR NAKs not included) */         \
     /* requests a responder refused (access, invalid, operational errors) */                       \
     X(RequestsRefused, requests_refused)                                                           \
+    /* ... of which, by class (mlx5's names where mlx5 counts them): receive or SEND length, */    \
+    /* rkey/range/rights, invalid or out-of-sequence requests, the receive buffer's lkey */        \
+    X(RespLocalLengthError, resp_local_length_error)                                               \
+    X(RespRemoteAccessErrors, resp_remote_access_errors)                                           \
+    X(RespInvalidRequests, resp_invalid_requests)                                                  \
+    X(RespLocalProtectionErrors, resp_local_protection_errors)                                     \
     /* completions with an error status, flushes not included */                                   \
     X(ErrorCompletions, error_completions)                                                         \
     X(FlushedCompletions, flushed_completions) /* completions with IBV_WC_WR_FLUSH_ERR */

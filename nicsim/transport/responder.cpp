@@ -72,37 +72,53 @@ void respond(TransportEnv& env, Qp& qp, uint32_t psn, uint8_t syndrome) {
 }
 
 // The ways a responder refuses a request and ends the connection (IBA 9.7.5.2.x, rxe's
-// RESPST_ERR_* exits): what the NAK tells the requester, what the receive in progress completes
-// with, and the async event our side raises.
-enum class Refusal : uint8_t {
-    InvalidRequest,    // not allowed, malformed or out of sequence
-    RecvOverflow,      // a SEND longer than the receive buffer
-    RemoteAccess,      // rkey, range or rights
-    RecvWqeLength,     // the receive WQE itself is bad (too many SGEs)
-    RecvWqeProtection, // the receive buffer's lkey or memory
-    InvalidateRkey,    // SEND_WITH_INV names an rkey this QP may not invalidate
-};
+// RESPST_ERR_* exits), one row each: what the NAK tells the requester (or that none is sent:
+// the requester hears nothing, retries, then gives up), what the receive in progress completes
+// with, the async event our side raises, and the host counter that counts it (mlx5's name where
+// mlx5 has one).
+//
+// RemoteAccess's receive in progress is a WRITE with immediate's: "Local Access Error", the
+// responder's status for a protection error on its memory during an inbound RDMA Write with
+// Immediate (ibv_poll_cq(3); mlx5's MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR; rxe reports
+// REM_ACCESS_ERR). InvalidateRkey is IBA 9.9.6.3's class J: the receive completes in error, the
+// QP goes to ERR, no NAK (mlx5; rxe's RESPST_ERR_INVALIDATE_RKEY completes the receive with
+// REM_INV_REQ_ERR).
+#define NICSIM_REFUSALS(X)                                                                         \
+    /* not allowed, malformed or out of sequence */                                                \
+    X(InvalidRequest, InvalidRequest, true, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR,          \
+      RespInvalidRequests)                                                                         \
+    /* a SEND longer than the receive buffer */                                                    \
+    X(RecvOverflow, InvalidRequest, true, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_REQ_ERR,                \
+      RespLocalLengthError)                                                                        \
+    /* rkey, range or rights */                                                                    \
+    X(RemoteAccess, RemoteAccessError, true, IBV_WC_LOC_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR,       \
+      RespRemoteAccessErrors)                                                                      \
+    /* the receive WQE itself is bad (too many SGEs) */                                            \
+    X(RecvWqeLength, RemoteOperationalError, true, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_FATAL,         \
+      RespLocalLengthError)                                                                        \
+    /* the receive buffer's lkey or memory */                                                      \
+    X(RecvWqeProtection, RemoteOperationalError, true, IBV_WC_LOC_PROT_ERR, IBV_EVENT_QP_FATAL,    \
+      RespLocalProtectionErrors)                                                                   \
+    /* SEND_WITH_INV names an rkey this QP may not invalidate */                                   \
+    X(InvalidateRkey, InvalidRequest, false, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_ACCESS_ERR,      \
+      RespInvalidRequests)
+
+#define NICSIM_REFUSAL_ENUMERATOR(id, nak, sends_nak, status, event, counter) id,
+enum class Refusal : uint8_t { NICSIM_REFUSALS(NICSIM_REFUSAL_ENUMERATOR) };
+#undef NICSIM_REFUSAL_ENUMERATOR
 
 struct RefusalClass {
     wire::NakCode nak;
-    bool sends_nak; // false: the requester hears nothing (it retries, then gives up)
+    bool sends_nak;
     ibv_wc_status recv_status;
     ibv_event_type event;
+    HwCounter counter;
 };
 
-constexpr RefusalClass kRefusals[] = {
-    {wire::NakCode::InvalidRequest, true, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR},
-    {wire::NakCode::InvalidRequest, true, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_REQ_ERR},
-    // A receive in progress is a WRITE with immediate's: "Local Access Error", the responder's
-    // status for a protection error on its memory during an inbound RDMA Write with Immediate
-    // (ibv_poll_cq(3); mlx5's MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR; rxe reports REM_ACCESS_ERR).
-    {wire::NakCode::RemoteAccessError, true, IBV_WC_LOC_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR},
-    {wire::NakCode::RemoteOperationalError, true, IBV_WC_LOC_LEN_ERR, IBV_EVENT_QP_FATAL},
-    {wire::NakCode::RemoteOperationalError, true, IBV_WC_LOC_PROT_ERR, IBV_EVENT_QP_FATAL},
-    // IBA 9.9.6.3's class J: the receive completes in error, the QP goes to ERR, no NAK (mlx5;
-    // rxe's RESPST_ERR_INVALIDATE_RKEY completes the receive with REM_INV_REQ_ERR).
-    {wire::NakCode::InvalidRequest, false, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_ACCESS_ERR},
-};
+#define NICSIM_REFUSAL_ROW(id, nak, sends_nak, status, event, counter)                             \
+    {wire::NakCode::nak, sends_nak, status, event, HwCounter::counter},
+constexpr RefusalClass kRefusals[] = {NICSIM_REFUSALS(NICSIM_REFUSAL_ROW)};
+#undef NICSIM_REFUSAL_ROW
 
 const char* nak_name(wire::NakCode code) {
     switch (code) {
@@ -126,6 +142,7 @@ void fatal(TransportEnv& env, Qp& qp, const wire::Headers& h, Refusal refusal,
     ResponderState& s = qp.resp;
     const RefusalClass& c = kRefusals[static_cast<size_t>(refusal)];
     env.nic().hw().add(HwCounter::RequestsRefused);
+    env.nic().hw().add(c.counter);
     std::string headline =
         c.sends_nak ? fmt::format("{} psn {:#x} from {} refused (NAK {}; QP to ERR)",
                                   wire::opcode_name(h.opcode), h.psn, peer_of(qp), nak_name(c.nak))

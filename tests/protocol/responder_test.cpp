@@ -30,6 +30,18 @@ void check_fatal(Rig& rig, Qp& qp, uint32_t psn, wire::NakCode code, ibv_event_t
     CHECK(rig.env.events[0].handle == qp.handle);
 }
 
+// The one refusal counted, in its class's counter and in the total.
+void check_counted_as(Rig& rig, nicsim::HwCounter counter) {
+    using nicsim::HwCounter;
+    CHECK(rig.nic.hw().get(HwCounter::RequestsRefused) == 1);
+    CHECK(rig.nic.hw().get(counter) == 1);
+    uint64_t classes = 0;
+    for (HwCounter c : {HwCounter::RespLocalLengthError, HwCounter::RespRemoteAccessErrors,
+                        HwCounter::RespInvalidRequests, HwCounter::RespLocalProtectionErrors})
+        classes += rig.nic.hw().get(c);
+    CHECK(classes == 1);
+}
+
 } // namespace
 
 TEST_CASE("responder: an in-order SEND_ONLY lands in the posted receive", "[responder]") {
@@ -437,6 +449,7 @@ TEST_CASE("responder: a WRITE to a QP without remote write access is an invalid 
     rig.deliver(qp, h, data.data(), 16);
     // rxe's check_op_valid: an operation the QP does not allow is an invalid request.
     check_fatal(rig, qp, kE, wire::NakCode::InvalidRequest, IBV_EVENT_QP_REQ_ERR);
+    check_counted_as(rig, nicsim::HwCounter::RespInvalidRequests);
     CHECK(target == std::vector<uint8_t>(256, 0xEE));
 }
 
@@ -550,6 +563,7 @@ TEST_CASE("responder: READ access violations NAK remote access error", "[respond
     h.reth = {reinterpret_cast<uint64_t>(source.data()), mr.rkey, 100}; // no REMOTE_READ
     rig.deliver(qp, h);
     check_fatal(rig, qp, kE, wire::NakCode::RemoteAccessError, IBV_EVENT_QP_ACCESS_ERR);
+    check_counted_as(rig, nicsim::HwCounter::RespRemoteAccessErrors);
 }
 
 TEST_CASE("responder: atomics execute once and duplicates are answered from the replay cache",
@@ -678,6 +692,7 @@ TEST_CASE("responder: a SEND longer than the receive is an invalid request", "[r
 
     rig.deliver(qp, request(wire::opcode::kSendOnly, kE), data.data(), 200);
     check_fatal(rig, qp, kE, wire::NakCode::InvalidRequest, IBV_EVENT_QP_REQ_ERR);
+    check_counted_as(rig, nicsim::HwCounter::RespLocalLengthError);
     auto wcs = Rig::poll(*qp.recv_cq);
     REQUIRE(wcs.size() == 1);
     CHECK(wcs[0].wr_id == 4);
@@ -772,6 +787,7 @@ TEST_CASE("responder: a receive with a bad lkey fails the SEND as a remote opera
 
     rig.deliver(qp, request(wire::opcode::kSendOnly, kE), data.data(), 100);
     check_fatal(rig, qp, kE, wire::NakCode::RemoteOperationalError, IBV_EVENT_QP_FATAL);
+    check_counted_as(rig, nicsim::HwCounter::RespLocalProtectionErrors);
     auto wcs = Rig::poll(*qp.recv_cq);
     REQUIRE(wcs.size() == 1);
     CHECK(wcs[0].wr_id == 6);

@@ -69,6 +69,8 @@ TEST_CASE("status counters: the transport's hw_counters keep rxe's names and ord
           "\"rcvd_rnr_err\":0,\"send_rnr_err\":0,\"rcvd_seq_err\":0,\"ack_deferred\":3,"
           "\"retry_exceeded_err\":0,\"retry_rnr_exceeded_err\":0,\"completer_retry_err\":0,"
           "\"send_err\":0,\"link_downed\":0,\"rdma_sends\":0,\"rdma_recvs\":0,\"timeouts\":0,"
-          "\"naks_sent\":0,\"naks_received\":0,\"requests_refused\":0,\"error_completions\":0,"
-          "\"flushed_completions\":1}");
+          "\"naks_sent\":0,\"naks_received\":0,\"requests_refused\":0,"
+          "\"resp_local_length_error\":0,\"resp_remote_access_errors\":0,"
+          "\"resp_invalid_requests\":0,\"resp_local_protection_errors\":0,"
+          "\"error_completions\":0,\"flushed_completions\":1}");
 }
