@@ -1,4 +1,5 @@
 #include "net/pcap_writer.h"
+#include "emu/wire/ipv4_header.h"
 
 #include <cerrno>
 #include <cstring>
@@ -9,10 +10,12 @@
 
 namespace nicsim {
 
+namespace wire = emu::wire;
+
 namespace {
 
 constexpr size_t kBufferSize = 256 * 1024; // always holds a whole block (at most ~64 KiB)
-constexpr size_t kEthernetLen = 14, kIpv4Len = 20, kUdpLen = 8;
+constexpr size_t kEthernetLen = 14, kIpv4Len = wire::kIpv4HeaderLength, kUdpLen = 8;
 constexpr size_t kHeadersLen = kEthernetLen + kIpv4Len + kUdpLen;
 constexpr size_t kMaxComment = 1000;
 
@@ -54,19 +57,6 @@ void finish_block(std::vector<uint8_t>& out, size_t start) {
 void put_be16(uint8_t* p, uint16_t v) {
     p[0] = static_cast<uint8_t>(v >> 8);
     p[1] = static_cast<uint8_t>(v);
-}
-
-// Ones'-complement sum of big-endian 16-bit words (RFC 1071), not yet folded or inverted.
-uint32_t sum16(uint32_t sum, const uint8_t* p, size_t len) {
-    for (; len >= 2; p += 2, len -= 2)
-        sum += static_cast<uint32_t>(p[0] << 8 | p[1]);
-    if (len) sum += static_cast<uint32_t>(p[0] << 8);
-    return sum;
-}
-uint16_t fold(uint32_t sum) {
-    while (sum >> 16)
-        sum = (sum & 0xffff) + (sum >> 16);
-    return static_cast<uint16_t>(~sum);
 }
 
 // 02:52 followed by the IPv4 address (a locally administered, unicast MAC).
@@ -189,17 +179,14 @@ bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
 
     uint8_t* ip = eth + kEthernetLen;
     const uint16_t udp_len = static_cast<uint16_t>(kUdpLen + payload.size());
-    ip[0] = 0x45; // version 4, IHL 5
-    ip[1] = fields.tos;
-    put_be16(ip + 2, static_cast<uint16_t>(kIpv4Len + udp_len));
-    put_be16(ip + 4, fields.id);
-    put_be16(ip + 6, 0x4000); // DF, fragment offset 0
-    ip[8] = fields.ttl;
-    ip[9] = IPPROTO_UDP;
-    put_be16(ip + 10, 0);
-    std::memcpy(ip + 12, &src.sin_addr.s_addr, 4);
-    std::memcpy(ip + 16, &dst.sin_addr.s_addr, 4);
-    put_be16(ip + 10, fold(sum16(0, ip, kIpv4Len)));
+    wire::Ipv4Header header;
+    header.tos = fields.tos;
+    header.id = fields.id;
+    header.ttl = fields.ttl;
+    header.src_addr = src.sin_addr.s_addr;
+    header.dst_addr = dst.sin_addr.s_addr;
+    header.payload_length = udp_len;
+    wire::put_ipv4_header(ip, header);
 
     uint8_t* udp = ip + kIpv4Len;
     std::memcpy(udp, &src.sin_port, 2); // ports are already in network order
@@ -207,11 +194,11 @@ bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
     put_be16(udp + 4, udp_len);
     put_be16(udp + 6, 0);
     // UDP checksum over the pseudo-header (addresses, protocol, length), header and payload.
-    uint32_t sum = sum16(0, ip + 12, 8);
+    uint32_t sum = wire::internet_sum(0, ip + 12, 8);
     sum += IPPROTO_UDP + udp_len;
-    sum = sum16(sum, udp, kUdpLen);
-    sum = sum16(sum, payload.data(), payload.size());
-    uint16_t check = fold(sum);
+    sum = wire::internet_sum(sum, udp, kUdpLen);
+    sum = wire::internet_sum(sum, payload.data(), payload.size());
+    uint16_t check = wire::internet_checksum(sum);
     put_be16(udp + 6, check == 0 ? 0xffff : check); // 0 would mean "no checksum"
 
     buffer_.insert(buffer_.end(), payload.begin(), payload.end());

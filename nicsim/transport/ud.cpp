@@ -3,6 +3,7 @@
 // An AH whose DGID is a multicast GID sends to the group (IBA 10.5): DestQP 0xFFFFFF, one packet
 // that the fabric replicates, and each receiving NIC delivers it to its attached QPs.
 #include "ud.h"
+#include "emu/wire/ipv4_header.h"
 #include "emu/wire/multicast.h"
 #include "emu/wire/psn.h"
 #include "memory_access.h"
@@ -10,7 +11,6 @@
 #include "objects/session_objects.h"
 #include "wqe_sges.h"
 
-#include <arpa/inet.h>
 #include <cstring>
 
 namespace nicsim::ud {
@@ -40,23 +40,12 @@ uint32_t mtu_bytes(TransportEnv& env) {
 // the TOS byte is the sender's traffic class.
 void make_grh(uint8_t* grh, uint32_t src, uint32_t dst, size_t udp_payload_len, uint8_t tos) {
     std::memset(grh, 0, kGrhLength);
-    uint8_t* ip = grh + 20;
-    uint16_t total = htons(static_cast<uint16_t>(20 + 8 + udp_payload_len));
-    ip[0] = 0x45;
-    ip[1] = tos;
-    std::memcpy(ip + 2, &total, 2);
-    ip[6] = 0x40; // DF
-    ip[8] = 64;   // TTL
-    ip[9] = 17;   // UDP
-    std::memcpy(ip + 12, &src, 4);
-    std::memcpy(ip + 16, &dst, 4);
-    uint32_t sum = 0;
-    for (int i = 0; i < 20; i += 2)
-        sum += (ip[i] << 8) | ip[i + 1];
-    while (sum >> 16)
-        sum = (sum & 0xffff) + (sum >> 16);
-    uint16_t check = htons(static_cast<uint16_t>(~sum));
-    std::memcpy(ip + 10, &check, 2);
+    wire::Ipv4Header ip;
+    ip.tos = tos;
+    ip.src_addr = src;
+    ip.dst_addr = dst;
+    ip.payload_length = static_cast<uint16_t>(8 + udp_payload_len); // UDP header + payload
+    wire::put_ipv4_header(grh + 20, ip);
 }
 
 } // namespace

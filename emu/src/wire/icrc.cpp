@@ -1,5 +1,6 @@
 // RoCE v2 ICRC: see emu/wire/icrc.h.
 #include "emu/wire/icrc.h"
+#include "emu/wire/ipv4_header.h"
 
 #include <isa-l/crc.h>
 
@@ -29,7 +30,7 @@ inline uint32_t get_le32(const uint8_t* p) {
 constexpr size_t kBth = 12;
 constexpr size_t kIcrc = 4;
 constexpr size_t kUdp = 8;
-constexpr size_t kIpv4 = 20;
+constexpr size_t kIpv4 = kIpv4HeaderLength;
 constexpr size_t kIpv6 = 40;
 constexpr size_t kMaxIpHeader = 60; // IPv4 with options
 
@@ -67,16 +68,16 @@ uint32_t icrc(const Ipv4Flow& f, const uint8_t* udp_payload, size_t len_without_
     if (len_without_icrc < kBth) return 0;
     const size_t udp_len = kUdp + len_without_icrc + kIcrc;
     uint8_t ip[kIpv4];
-    ip[0] = 0x45;
-    ip[1] = 0xFF; // TOS, masked
-    put16(ip + 2, static_cast<uint16_t>(kIpv4 + udp_len));
-    put16(ip + 4, f.ip_id);
-    put16(ip + 6, f.flags_frag);
-    ip[8] = 0xFF;           // TTL, masked
-    ip[9] = 17;             // UDP
+    Ipv4Header header;
+    header.tos = 0xFF; // masked
+    header.id = f.ip_id;
+    header.flags_frag = f.flags_frag;
+    header.ttl = 0xFF; // masked
+    header.src_addr = f.src_addr;
+    header.dst_addr = f.dst_addr;
+    header.payload_length = static_cast<uint16_t>(udp_len);
+    put_ipv4_header(ip, header);
     ip[10] = ip[11] = 0xFF; // header checksum, masked
-    std::memcpy(ip + 12, &f.src_addr, 4);
-    std::memcpy(ip + 16, &f.dst_addr, 4);
     uint8_t udp[kUdp];
     put16(udp, f.src_port);
     put16(udp + 2, f.dst_port);
