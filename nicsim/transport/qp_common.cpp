@@ -4,6 +4,7 @@
 #include "objects/session_objects.h"
 #include "rc.h"
 #include "reasons.h"
+#include "recv_queue.h"
 
 #include <cstring>
 #include <vector>
@@ -135,18 +136,9 @@ void flush(TransportEnv& env, Qp& qp) {
         recv_flushed.push_back(qp.resp.recv.wr_id);
         qp.resp.have_recv = false;
     }
-    if (qp.rq.entries) {
-        emu::ipc::RingHeader* rq = qp.rq.header;
-        uint32_t consumer = rq->consumer.load(std::memory_order_relaxed);
-        uint32_t rp = rq->producer.load(std::memory_order_acquire);
-        if (rp - consumer > qp.rq.entries) rp = consumer + qp.rq.entries;
-        for (; consumer != rp; ++consumer) {
-            emu::ipc::RecvWqe w;
-            std::memcpy(&w, qp.rq.slot(consumer), sizeof w);
-            recv_flushed.push_back(w.wr_id);
-        }
-        rq->consumer.store(consumer, std::memory_order_release);
-    }
+    if (qp.rq.entries)
+        for (uint64_t wr_id : drain_recvs(qp.rq))
+            recv_flushed.push_back(wr_id);
     uint32_t cause =
         flush_cause(env, qp, flushed.size() + rndv_flushed.size() + recv_flushed.size());
     for (uint64_t wr_id : rndv_flushed)

@@ -65,10 +65,15 @@ struct RequesterState {
 };
 
 // A receive WQE being filled by a multi-packet SEND.
-struct RecvOp {
+// A receive WQE's buffers, resolved against their MRs (recv_queue.h takes them).
+struct RecvBuffers {
     uint64_t wr_id = 0;
     std::vector<DmaSegment> local;
     uint64_t capacity = 0;
+};
+
+// The receive a message in progress fills.
+struct RecvOp : RecvBuffers {
     uint64_t received = 0;
 };
 

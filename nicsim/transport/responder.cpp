@@ -8,8 +8,8 @@
 #include "objects/session_objects.h"
 #include "rc.h"
 #include "reasons.h"
+#include "recv_queue.h"
 #include "tag_matching.h"
-#include "wqe_sges.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -32,26 +32,24 @@ bool is_rc(const Qp& qp) {
 // that SRQ is gone).
 struct Target {
     const Pd* access_pd = nullptr; // rkeys (WRITE, READ, atomics) and SEND_WITH_INV's rkey
-    const Pd* recv_pd = nullptr;   // the receive WQE's buffers
-    Srq* srq = nullptr;
-    Ring* ring = nullptr;
-    Cq* cq = nullptr;
-    uint32_t max_sge = 0;
+    RecvTarget recv;
 };
 
 Target target_of(TransportEnv& env, Qp& qp, uint32_t srqn) {
     if (qp.type == IBV_QPT_XRC_RECV) {
         Srq* srq = xrc_srq(env, qp, srqn);
         if (!srq) return {};
-        return {srq->pd, srq->pd, srq, &srq->ring, srq->cq, srq->attr.max_sge};
+        return {srq->pd, {&srq->ring, srq, srq->pd, srq->attr.max_sge, srq->cq, qp.qpn}};
     }
     // An SRQ may be of another PD than its QPs: receives taken from it are checked against the
     // SRQ's PD, remote accesses against the QP's (mlx5; google/rdma-unit-test's
     // SrqRecvMrSrqMatch, SrqRecvMrSrqMismatch and QpSrqPdMismatchWriteWithImm pass there).
     // rxe checks both against the QP's.
-    if (qp.srq) return {qp.pd, qp.srq->pd, qp.srq, &qp.srq->ring, qp.recv_cq, qp.srq->attr.max_sge};
-    if (!qp.rq.header) return {qp.pd, qp.pd, nullptr, nullptr, qp.recv_cq, 0}; // XRC_SEND: no RQ
-    return {qp.pd, qp.pd, nullptr, &qp.rq, qp.recv_cq, qp.cap.max_recv_sge};
+    if (qp.srq)
+        return {qp.pd,
+                {&qp.srq->ring, qp.srq, qp.srq->pd, qp.srq->attr.max_sge, qp.recv_cq, qp.qpn}};
+    if (!qp.rq.header) return {qp.pd, {nullptr, nullptr, qp.pd, 0, qp.recv_cq, qp.qpn}}; // XRC_SEND
+    return {qp.pd, {&qp.rq, nullptr, qp.pd, qp.cap.max_recv_sge, qp.recv_cq, qp.qpn}};
 }
 
 // The target of the request being handled.
@@ -178,39 +176,10 @@ void fatal(TransportEnv& env, Qp& qp, const wire::Headers& h, Refusal refusal,
 // Takes the next receive WQE from the SRQ or the RQ. False when there is none. A WQE the NIC
 // cannot use sets *status, and *why to the reason.
 bool take_recv(TransportEnv& env, Qp& qp, ibv_wc_status* status, std::string* why) {
-    Target t = target_of(env, qp);
-    if (!t.ring) return false;
-    Ring& ring = *t.ring;
-    emu::ipc::RingHeader* hdr = ring.header;
-    uint32_t consumer = hdr->consumer.load(std::memory_order_relaxed);
-    uint32_t producer = hdr->producer.load(std::memory_order_acquire);
-    if (producer == consumer || producer - consumer > ring.entries) return false;
-    const char* slot = ring.slot(consumer);
-    emu::ipc::RecvWqe w;
-    std::memcpy(&w, slot, sizeof w);
-    hdr->consumer.store(consumer + 1, std::memory_order_release);
-    if (t.srq) srq_consumed(env, *t.srq);
-    uint32_t max_sge = t.max_sge;
     RecvOp& r = qp.resp.recv;
-    r = RecvOp{};
-    r.wr_id = w.wr_id;
+    r.received = 0;
+    if (!take_recv(env, target_of(env, qp).recv, r, status, why)) return false;
     qp.resp.have_recv = true;
-    *status = IBV_WC_SUCCESS;
-    WqeSges sges;
-    if (w.num_sge > max_sge || sizeof w + w.num_sge * sizeof(emu::ipc::Sge) > ring.entry_size ||
-        !sges.load(slot + sizeof w, w.num_sge)) {
-        *status = IBV_WC_LOC_LEN_ERR;
-        *why = fmt::format("the receive wr_id {} has {} SGEs, more than max_recv_sge {}", w.wr_id,
-                           w.num_sge, max_sge);
-        return true;
-    }
-    *status = resolve_local(env.nic(), t.recv_pd, sges.sge, sges.count, IBV_ACCESS_LOCAL_WRITE,
-                            r.local, &r.capacity);
-    if (*status != IBV_WC_SUCCESS)
-        *why = fmt::format(
-            "the receive wr_id {}: {}", w.wr_id,
-            explain_local(env.nic(), t.recv_pd, sges.sge, sges.count, IBV_ACCESS_LOCAL_WRITE)
-                .text());
     return true;
 }
 
@@ -361,9 +330,9 @@ bool execute_send(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8
                   size_t len) {
     ResponderState& s = qp.resp;
     Target t = target_of(env, qp);
-    if (t.srq && t.srq->tm && wire::has_any(h.opcode, wire::kFirst)) {
+    if (t.recv.srq && t.recv.srq->tm && wire::has_any(h.opcode, wire::kFirst)) {
         size_t skip = 0;
-        if (!start_tm_message(env, qp, *t.srq, h, payload, len, &skip)) return false;
+        if (!start_tm_message(env, qp, *t.recv.srq, h, payload, len, &skip)) return false;
         payload += skip;
         len -= skip;
     }

@@ -9,7 +9,7 @@
 #include "memory_access.h"
 #include "nic.h"
 #include "objects/session_objects.h"
-#include "wqe_sges.h"
+#include "recv_queue.h"
 
 #include <cstring>
 
@@ -99,21 +99,18 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
         ++qp.counters.qkey_violations;
         return;
     }
-    Ring& ring = qp.srq ? qp.srq->ring : qp.rq;
-    emu::ipc::RingHeader* hdr = ring.header;
-    uint32_t consumer = hdr->consumer.load(std::memory_order_relaxed);
-    uint32_t producer = hdr->producer.load(std::memory_order_acquire);
-    if (producer == consumer || producer - consumer > ring.entries) {
+    RecvTarget t =
+        qp.srq ? RecvTarget{&qp.srq->ring,        qp.srq,     qp.srq->pd,
+                            qp.srq->attr.max_sge, qp.recv_cq, qp.qpn}
+               : RecvTarget{&qp.rq, nullptr, qp.pd, qp.cap.max_recv_sge, qp.recv_cq, qp.qpn};
+    RecvBuffers buffers;
+    ibv_wc_status status;
+    if (!take_recv(env, t, buffers, &status)) {
         ++qp.counters.rx_no_wqe; // no receive posted: UD simply drops
         return;
     }
-    const char* slot = ring.slot(consumer);
-    emu::ipc::RecvWqe w;
-    std::memcpy(&w, slot, sizeof w);
-    hdr->consumer.store(consumer + 1, std::memory_order_release);
-    if (qp.srq) rc::srq_consumed(env, *qp.srq);
     ibv_wc wc{};
-    wc.wr_id = w.wr_id;
+    wc.wr_id = buffers.wr_id;
     wc.opcode = IBV_WC_RECV;
     wc.qp_num = qp.qpn;
     wc.src_qp = h.deth.src_qpn;
@@ -123,24 +120,16 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
         wc.wc_flags |= IBV_WC_WITH_IMM;
         wc.imm_data = h.imm;
     }
-    uint32_t max_sge = qp.srq ? qp.srq->attr.max_sge : qp.cap.max_recv_sge;
-    std::vector<DmaSegment> local;
-    uint64_t capacity = 0;
-    wc.status = IBV_WC_LOC_LEN_ERR;
-    if (w.num_sge <= max_sge && sizeof w + w.num_sge * sizeof(emu::ipc::Sge) <= ring.entry_size) {
-        WqeSges sges;
-        const Pd* pd = qp.srq ? qp.srq->pd : qp.pd;
-        if (sges.load(slot + sizeof w, w.num_sge))
-            wc.status = resolve_local(env.nic(), pd, sges.sge, sges.count, IBV_ACCESS_LOCAL_WRITE,
-                                      local, &capacity);
-    }
-    if (wc.status == IBV_WC_SUCCESS && capacity < kGrhLength + len) wc.status = IBV_WC_LOC_LEN_ERR;
+    wc.status = status;
+    if (wc.status == IBV_WC_SUCCESS && buffers.capacity < kGrhLength + len)
+        wc.status = IBV_WC_LOC_LEN_ERR;
     if (wc.status == IBV_WC_SUCCESS) {
         // GRH and payload in one write, as the NIC would scatter them.
         uint8_t buf[kGrhLength + rc::kMaxPacket];
         make_grh(buf, src_addr, dst_addr, packet_len, tos);
         std::memcpy(buf + kGrhLength, payload, len);
-        if (env.dma().write(local, 0, buf, kGrhLength + len) != 0) wc.status = IBV_WC_LOC_PROT_ERR;
+        if (env.dma().write(buffers.local, 0, buf, kGrhLength + len) != 0)
+            wc.status = IBV_WC_LOC_PROT_ERR;
         wc.byte_len = static_cast<uint32_t>(kGrhLength + len);
     }
     rc::post_completion(env, *qp.recv_cq, wc, h.se);
