@@ -1,5 +1,6 @@
 #include "device_limits.h"
 #include "objects/app_socket_pair.h"
+#include "objects/ring_factory.h"
 #include "verbs.h"
 
 #include <algorithm>
@@ -46,13 +47,11 @@ int make_cq_ring(Cq& cq, uint32_t cqe, std::vector<UniqueFd>& fds) {
     uint32_t entries = emu::ipc::round_up_pow2(cqe);
     SharedMemory mem;
     UniqueFd fd;
-    size_t bytes = emu::ipc::ring_bytes(entries, sizeof(emu::ipc::Cqe));
-    if (int err = SharedMemory::create("rdmaemu-cq", bytes, mem, fd)) return err;
-    auto* header = static_cast<emu::ipc::RingHeader*>(mem.data());
-    header->entries = entries;
-    header->entry_size = sizeof(emu::ipc::Cqe);
+    Ring ring;
+    if (int err = create_ring("rdmaemu-cq", entries, sizeof(emu::ipc::Cqe), mem, fd, ring))
+        return err;
     cq.memory = std::move(mem);
-    cq.ring = {header, entries, sizeof(emu::ipc::Cqe)};
+    cq.ring = ring;
     cq.cqe = entries;
     fds.push_back(std::move(fd));
     return 0;

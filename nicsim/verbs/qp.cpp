@@ -1,4 +1,5 @@
 #include "device_limits.h"
+#include "objects/ring_factory.h"
 #include "verbs.h"
 
 #include <algorithm>
@@ -53,17 +54,13 @@ int make_qp_rings(Qp& qp, std::vector<UniqueFd>& fds) {
     UniqueFd fd;
     if (int err = SharedMemory::create("rdmaemu-qp", total, qp.memory, fd)) return err;
     char* base = static_cast<char*>(qp.memory.data());
-    qp.sq = {reinterpret_cast<RingHeader*>(base), sq_entries, sq_size};
-    qp.sq.header->entries = sq_entries;
-    qp.sq.header->entry_size = sq_size;
+    qp.sq = place_ring(base, sq_entries, sq_size);
     cap.max_send_wr = sq_entries;
     cap.max_inline_data =
         std::min<uint32_t>(limits::kMaxInlineData,
                            std::max<uint32_t>(cap.max_inline_data, cap.max_send_sge * sizeof(Sge)));
     if (rq_entries) {
-        qp.rq = {reinterpret_cast<RingHeader*>(base + sq_bytes), rq_entries, rq_size};
-        qp.rq.header->entries = rq_entries;
-        qp.rq.header->entry_size = rq_size;
+        qp.rq = place_ring(base + sq_bytes, rq_entries, rq_size);
         cap.max_recv_wr = rq_entries;
     }
     fds.push_back(std::move(fd));

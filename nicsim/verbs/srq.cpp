@@ -1,4 +1,5 @@
 #include "device_limits.h"
+#include "objects/ring_factory.h"
 #include "transport/memory_access.h"
 #include "verbs.h"
 
@@ -26,12 +27,8 @@ int make_srq(VerbContext& c, Pd* pd, const ibv_srq_attr& a, ibv_srq_type type, X
     uint32_t entries = emu::ipc::round_up_pow2(a.max_wr);
     uint32_t wqe_size = emu::ipc::recv_wqe_size(a.max_sge);
     UniqueFd fd;
-    if (int err = SharedMemory::create("rdmaemu-srq", emu::ipc::ring_bytes(entries, wqe_size),
-                                       srq->memory, fd))
+    if (int err = create_ring("rdmaemu-srq", entries, wqe_size, srq->memory, fd, srq->ring))
         return err;
-    srq->ring = {static_cast<emu::ipc::RingHeader*>(srq->memory.data()), entries, wqe_size};
-    srq->ring.header->entries = entries;
-    srq->ring.header->entry_size = wqe_size;
     srq->attr.max_wr = entries;
     Srq& made = c.objects.srqs.add(std::move(srq));
     if (!c.nic.register_srq(made)) {

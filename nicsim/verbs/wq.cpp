@@ -2,6 +2,7 @@
 // ibv_destroy_wq, ibv_create_rwq_ind_table, ibv_destroy_rwq_ind_table): the receive side of
 // RSS QPs. A WQ is a ring like an SRQ's with a CQ of its own.
 #include "device_limits.h"
+#include "objects/ring_factory.h"
 #include "verbs.h"
 
 #include <cerrno>
@@ -29,12 +30,8 @@ int create_wq(VerbContext& c, const ipc::CreateWqReq& q, ipc::CreateWqReply& r) 
     uint32_t entries = emu::ipc::round_up_pow2(q.max_wr);
     uint32_t wqe_size = emu::ipc::recv_wqe_size(q.max_sge);
     UniqueFd fd;
-    if (int err = SharedMemory::create("rdmaemu-wq", emu::ipc::ring_bytes(entries, wqe_size),
-                                       wq->memory, fd))
+    if (int err = create_ring("rdmaemu-wq", entries, wqe_size, wq->memory, fd, wq->ring))
         return err;
-    wq->ring = {static_cast<emu::ipc::RingHeader*>(wq->memory.data()), entries, wqe_size};
-    wq->ring.header->entries = entries;
-    wq->ring.header->entry_size = wqe_size;
     wq->wq_num = c.nic.next_wq_num();
     c.pass_fds.push_back(std::move(fd));
     Wq& made = c.objects.wqs.add(std::move(wq));
