@@ -149,6 +149,9 @@ class Nic {
     const ErrorLog& errors() const { return errors_; }
     HwCounters& hw() { return hw_; }
     const HwCounters& hw() const { return hw_; }
+    // Packets the host's reliable QPs sent that are not acknowledged yet (each QP keeps its
+    // share in RequesterState::counted_in_flight; rc::count_in_flight updates both).
+    uint64_t& packets_in_flight() { return packets_in_flight_; }
 
     uint32_t next_session_id() { return ++last_session_id_; }
 
@@ -192,6 +195,7 @@ class Nic {
     DropCounters drops_;
     ErrorLog errors_;
     HwCounters hw_;
+    uint64_t packets_in_flight_ = 0;
     ObjectTotals totals_;
     ProcessShares shares_;
     DataPath* data_path_ = nullptr;

@@ -151,6 +151,7 @@ void flush(TransportEnv& env, Qp& qp) {
             post_completion(env, *cq, flush_wc(qp, wr_id, IBV_WC_RECV), false, 0, cause);
     qp.resp.responses.clear();
     qp.resp.failing = false;
+    count_in_flight(env, qp); // nothing it sent is waited for any more
 }
 
 void to_error(TransportEnv& env, Qp& qp, uint32_t reason) {
@@ -197,12 +198,30 @@ void receive(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* p
             handle_request(env, qp, h, payload, len);
     } else if (qp.attr.qp_state == IBV_QPS_RTS || qp.attr.qp_state == IBV_QPS_SQD) {
         handle_response(env, qp, h, payload, len);
+        count_in_flight(env, qp);
     }
+}
+
+void count_in_flight(TransportEnv& env, Qp& qp) {
+    RequesterState& r = qp.req;
+    const bool sending =
+        reliable(qp) && (qp.attr.qp_state == IBV_QPS_RTS || qp.attr.qp_state == IBV_QPS_SQD ||
+                         qp.attr.qp_state == IBV_QPS_SQE);
+    const int32_t span = sending ? emu::wire::psn_diff(r.sent_end_psn, r.una_psn) : 0;
+    const uint32_t now = span > 0 ? static_cast<uint32_t>(span) : 0;
+    uint64_t& host = env.nic().packets_in_flight();
+    host = host - r.counted_in_flight + now;
+    r.counted_in_flight = now;
+}
+
+uint32_t window_of(TransportEnv& env, const Qp&) {
+    return env.nic().packets_in_flight() < kHostWindow ? kWindow : kMinWindow;
 }
 
 void modified(TransportEnv& env, Qp& qp, ibv_qp_state from) {
     ibv_qp_state to = qp.attr.qp_state;
     if (to == from) return;
+    count_in_flight(env, qp); // a QP that stopped sending holds none of the host's window
     if (to == IBV_QPS_RESET) {
         qp.error_reason = 0;
         env.set_timer(qp, 0);
@@ -227,6 +246,7 @@ void modified(TransportEnv& env, Qp& qp, ibv_qp_state from) {
         qp.req.next_psn = qp.attr.sq_psn;
         qp.req.una_psn = qp.attr.sq_psn;
         qp.req.sent_end_psn = qp.attr.sq_psn;
+        count_in_flight(env, qp);
         qp.req.retry_left = qp.attr.retry_cnt;
         qp.req.rnr_left = qp.attr.rnr_retry;
     }

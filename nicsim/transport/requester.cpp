@@ -191,7 +191,12 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
         if (mod == wire::Modifier::Imm) h.imm = w.imm_data;
         if (mod == wire::Modifier::Inv) h.ieth_rkey = w.imm_data;
         if (last && (w.send_flags & IBV_SEND_SOLICITED)) h.se = true;
-        h.ack_req = last || (k + 1) % kAckEvery == 0;
+        // AckReq also on the packet that fills the window: the requester can send no more
+        // until this is acknowledged, and the responder ACKs only where asked.
+        const bool fills_window =
+            reliable(qp) &&
+            emu::wire::psn_diff(psn_add(h.psn, 1), qp.req.una_psn) >= int(window_of(env, qp));
+        h.ack_req = last || (k + 1) % kAckEvery == 0 || fills_window;
         uint64_t offset = uint64_t(k) * mtu;
         payload_len = static_cast<size_t>(std::min<uint64_t>(mtu, op.length - offset));
         uint8_t* payload = buf + wire::header_length(h.opcode);
@@ -202,8 +207,19 @@ bool send_next_packet(TransportEnv& env, Qp& qp, SendOp& op) {
         }
         ++op.next_pkt;
     }
+    qp.req.asked_ack = h.ack_req;
     send_packet(env, qp, h, buf, payload_len);
     return true;
+}
+
+// Whether `psn` is beyond what `qp` may have in flight now. The QP's own window (kWindow) is
+// firm; the host's share (window_of) closes only after a packet that asked for an ACK, or a
+// QP that was sending under a wider window would wait for an ACK nobody asked for (until its
+// retransmit timer).
+bool window_closed(TransportEnv& env, const Qp& qp, uint32_t psn) {
+    const int32_t ahead = emu::wire::psn_diff(psn, qp.req.una_psn);
+    if (ahead >= int(kWindow)) return true;
+    return ahead >= int(window_of(env, qp)) && qp.req.asked_ack;
 }
 
 // READ and atomic requests whose responses are not all in yet. Each holds one of the responder's
@@ -295,9 +311,7 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
             r.next_psn = psn_add(r.next_psn, op.npkts);
             if (op.reads()) ++r.reads_outstanding;
         }
-        if (reliable(qp) &&
-            emu::wire::psn_diff(psn_add(op.first_psn, op.next_pkt), r.una_psn) >= int(kWindow))
-            break;
+        if (reliable(qp) && window_closed(env, qp, psn_add(op.first_psn, op.next_pkt))) break;
         if (op.has(emu::kWrRead) && op.next_pkt > 0 &&
             op.next_pkt - op.response_bytes / mtu_bytes(qp) >= kReadAhead)
             break;
@@ -310,7 +324,10 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
         sent = true;
         // Responses to these PSNs (a READ request's: all it asks for) are valid from now on.
         uint32_t covered_end = psn_add(op.first_psn, op.next_pkt);
-        if (emu::wire::psn_diff(covered_end, r.sent_end_psn) > 0) r.sent_end_psn = covered_end;
+        if (emu::wire::psn_diff(covered_end, r.sent_end_psn) > 0) {
+            r.sent_end_psn = covered_end;
+            if (reliable(qp)) count_in_flight(env, qp);
+        }
         --budget;
         if (op.next_pkt >= op.npkts) {
             ++r.cursor;
