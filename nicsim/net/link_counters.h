@@ -12,8 +12,9 @@ namespace nicsim {
 #define NICSIM_LINK_COUNTERS(X)                                                                    \
     X(tx_packets)                                                                                  \
     X(tx_bytes)                                                                                    \
-    X(tx_datagrams) /* UDP sends: with GSO, one carries several packets */                         \
-    X(rx_datagrams) /* UDP receives: with GRO, one carries several packets */                      \
+    X(tx_datagrams)     /* UDP sends: with GSO, one carries several packets */                     \
+    X(loopback_packets) /* to this host itself: turned around inside, no socket */                 \
+    X(rx_datagrams)     /* UDP receives: with GRO, one carries several packets */                  \
     X(rx_packets)                                                                                  \
     X(rx_bytes)                                                                                    \
     X(icrc_errors)                                                                                 \

@@ -265,6 +265,7 @@ void UdpLink::end_turn_later() {
         end_turn_posted_ = false;
         flush();
         if (pcap_.is_open()) pcap_.flush();
+        deliver_looped();
     });
 }
 
@@ -349,7 +350,30 @@ void UdpLink::queue(const sockaddr_in& dst, const uint8_t* data, size_t len) {
     end_turn_later();
 }
 
+// The packets this host sent itself, turned around inside the NIC: no socket, and no ICRC to
+// compute or check, as they never reach a wire.
+void UdpLink::deliver_looped() {
+    if (loopback_.empty()) return;
+    const sockaddr_in self = endpoint(local_.s_addr, port_);
+    loopback_.deliver_all([&](uint8_t* data, size_t len, uint8_t tos) {
+        ++counters_.rx_packets;
+        counters_.rx_bytes += len;
+        if (hw_) hw_->add(HwCounter::RcvdPkts);
+        on_packet_(self, data, len, nullptr, tos);
+    });
+}
+
 void UdpLink::send(uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tos) {
+    // To this host itself: turned around inside, unless the faults or the capture must see it
+    // on the link (then it crosses the socket like any other, byte for byte).
+    if (dst_addr == local_.s_addr && !faulty_ && !pcap_.is_open()) {
+        loopback_.push(packet, len, tos);
+        ++counters_.tx_packets;
+        ++counters_.loopback_packets;
+        counters_.tx_bytes += len;
+        if (hw_) hw_->add(HwCounter::SentPkts);
+        return end_turn_later();
+    }
     sockaddr_in dst = endpoint(dst_addr, port_);
     emu::wire::Ipv4Flow flow{local_.s_addr, dst_addr, port_, port_};
     emu::wire::finish_icrc(flow, packet, len); // the TOS byte is masked: it does not change

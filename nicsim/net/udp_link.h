@@ -15,6 +15,7 @@
 #include "fault_injector.h"
 #include "icrc_policy.h"
 #include "link_counters.h"
+#include "loopback_queue.h"
 #include "objects/unique_fd.h"
 #include "pcap_writer.h"
 #include "tx_burst.h"
@@ -107,6 +108,7 @@ class UdpLink {
     // Posts the end of this turn of the event loop, once: the burst goes out, the capture to
     // its file.
     void end_turn_later();
+    void deliver_looped();
     void queue(const sockaddr_in& dst, const uint8_t* data, size_t len);
     // `mcast_copy`: a multicast copy with its trailer (not captured; corruption spares the
     // trailer).
@@ -131,6 +133,7 @@ class UdpLink {
     LinkCounters counters_;
     HwCounters* hw_ = nullptr;
     TxBurst burst_;
+    LoopbackQueue loopback_;
     bool end_turn_posted_ = false;
     bool gso_ = true; // off once the kernel refuses a GSO send
     Ipv4IdPolicy ipv4_id_policy_ = Ipv4IdPolicy::Recover;

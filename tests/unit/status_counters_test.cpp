@@ -22,7 +22,8 @@ TEST_CASE("status counters: the host's counters keep their keys and order", "[st
     DropCounters drops;
     drops.reacks_suppressed = 9;
     CHECK(host_counters_json(link, raw, mcast, drops) ==
-          "{\"tx_packets\":0,\"tx_bytes\":0,\"tx_datagrams\":0,\"rx_datagrams\":0,"
+          "{\"tx_packets\":0,\"tx_bytes\":0,\"tx_datagrams\":0,\"loopback_packets\":0,"
+          "\"rx_datagrams\":0,"
           "\"rx_packets\":0,\"rx_bytes\":0,\"icrc_errors\":7,\"icrc_ipv4_id_recovered\":0,"
           "\"malformed\":0,\"unknown_qp\":0,\"fault_drops\":0,\"fault_duplicates\":0,"
           "\"fault_reorders\":0,\"fault_corruptions\":0,\"raw_tx_frames\":0,\"raw_tx_bytes\":0,"
