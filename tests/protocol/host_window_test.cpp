@@ -72,7 +72,7 @@ TEST_CASE("requester: the host's window shares the receivers' buffers among its 
         const uint64_t before = rig.nic.packets_in_flight();
         const uint32_t held = qps[1]->req.counted_in_flight;
         REQUIRE(held > 0);
-        ipc::HandleReq q{qps[1]->handle};
+        ipc::HandleReq q{qps[1]->handle, 0};
         ipc::Empty e;
         REQUIRE(nicsim::destroy_qp(rig.ctx, q, e) == 0);
         CHECK(rig.nic.packets_in_flight() == before - held);
