@@ -4,8 +4,8 @@
 #include "emu/ipc/protocol.h"
 #include "emu/wire/packet.h"
 #include "objects/session_objects.h"
+#include "transport/engines.h"
 #include "transport/raw.h"
-#include "transport/rc.h"
 #include "transport/ud.h"
 
 #include <boost/asio/post.hpp>
@@ -71,7 +71,7 @@ void Engine::drain() {
         Qp* qp = nic_.qp_by_qpn(qpn);
         if (!qp) continue;
         qp->scheduled = false;
-        if (rc::run(*this, *qp, kBudgetPerTurn)) schedule(*qp);
+        if (transport::run(*this, *qp, kBudgetPerTurn)) schedule(*qp);
     }
     if (!runnable_.empty() && !drain_posted_) {
         drain_posted_ = true;
@@ -116,7 +116,7 @@ void Engine::on_timers() {
         }
     }
     for (uint32_t qpn : due_)
-        if (Qp* qp = nic_.qp_by_qpn(qpn)) rc::on_timer(*this, *qp);
+        if (Qp* qp = nic_.qp_by_qpn(qpn)) transport::on_timer(*this, *qp);
     arm_timer();
 }
 
@@ -135,7 +135,7 @@ std::optional<PeerReason> Engine::peer_reason(uint32_t peer_addr, uint32_t qpn, 
 }
 
 void Engine::qp_modified(Qp& qp, ibv_qp_state from) {
-    rc::modified(*this, qp, from);
+    transport::modified(*this, qp, from);
 }
 
 void Engine::qp_destroying(Qp& qp) {
@@ -145,7 +145,8 @@ void Engine::qp_destroying(Qp& qp) {
 
 void Engine::send_posted(Qp& qp) {
     // Bounded as one drain is: an RC QP stops at its window, and its peer's ACKs find no QP.
-    for (int turns = 0; turns < kTurnsPerDrain && rc::run(*this, qp, kBudgetPerTurn); ++turns) {
+    for (int turns = 0; turns < kTurnsPerDrain && transport::run(*this, qp, kBudgetPerTurn);
+         ++turns) {
     }
 }
 
@@ -154,7 +155,7 @@ void Engine::wq_error(Wq& wq) {
 }
 
 void Engine::complete(Cq& cq, const ibv_wc& wc) {
-    rc::post_completion(*this, cq, wc, false);
+    transport::post_completion(*this, cq, wc, false);
 }
 
 void Engine::doorbell(SessionObjects& objects) {
@@ -185,10 +186,11 @@ size_t Engine::serve_doorbell(SessionObjects& objects) {
             ++served;
             if (slot == emu::ipc::kDoorbellAll) {
                 objects.qps.for_each([this](Qp& qp) {
-                    if (!qp.shared) rc::doorbell(*this, qp); // an ibv_open_qp handle has no queues
+                    if (!qp.shared)
+                        transport::doorbell(*this, qp); // an ibv_open_qp handle has no queues
                 });
             } else if (slot < objects.doorbell_qps.size() && objects.doorbell_qps[slot]) {
-                rc::doorbell(*this, *objects.doorbell_qps[slot]);
+                transport::doorbell(*this, *objects.doorbell_qps[slot]);
             }
         }
     }
@@ -229,7 +231,7 @@ void Engine::woke() {
 // daemon holds that address and port, so no other process can send from them. (A real RoCE v2
 // NIC sends from a varying source port, which receivers ignore; see docs/security.md.)
 bool Engine::from_peer(const Qp& qp, const sockaddr_in& from) const {
-    if (from.sin_addr.s_addr != rc::dest_addr(qp)) return false;
+    if (from.sin_addr.s_addr != transport::dest_addr(qp)) return false;
     // A peer outside the set (Linux Soft-RoCE, another machine's RoCE NIC) sends from a port of
     // its own per QP (rxe_net.c: 0xC000 | a hash of the QPNs), which RoCE receivers ignore.
     return !link_.in_set(from.sin_addr.s_addr) || ntohs(from.sin_port) == link_.port();
@@ -279,13 +281,13 @@ void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const
         return;
     }
     if (!from_peer(*qp, from)) {
-        rc::count_drop(*this, *qp, &DropCounters::wrong_source);
+        transport::count_drop(*this, *qp, &DropCounters::wrong_source);
         log_.debug("qp {:#x}: {} psn {:#x} from {}:{} dropped: the peer is {}:{}", qp->qpn,
                    wire::opcode_name(h.opcode), h.psn, ipv4_text(from.sin_addr.s_addr),
-                   ntohs(from.sin_port), ipv4_text(rc::dest_addr(*qp)), link_.port());
+                   ntohs(from.sin_port), ipv4_text(transport::dest_addr(*qp)), link_.port());
         return;
     }
-    rc::receive(*this, *qp, h, payload, payload_len);
+    transport::receive(*this, *qp, h, payload, payload_len);
 }
 
 } // namespace nicsim

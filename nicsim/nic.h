@@ -150,7 +150,7 @@ class Nic {
     HwCounters& hw() { return hw_; }
     const HwCounters& hw() const { return hw_; }
     // Packets the host's reliable QPs sent that are not acknowledged yet (each QP keeps its
-    // share in RequesterState::counted_in_flight; rc::count_in_flight updates both).
+    // share in RequesterState::counted_in_flight; transport::count_in_flight updates both).
     uint64_t& packets_in_flight() { return packets_in_flight_; }
 
     uint32_t next_session_id() { return ++last_session_id_; }

@@ -17,7 +17,7 @@ namespace nicsim {
 class TxBurst {
   public:
     static constexpr size_t kSlots = 256;
-    static constexpr size_t kSlotSize = 4096 + 128; // rc::kMaxPacket: the largest packet
+    static constexpr size_t kSlotSize = 4096 + 128; // transport::kMaxPacket: the largest packet
     // The kernel's limits for one GSO send: UDP_MAX_SEGMENTS, and one IPv4 datagram's payload.
     static constexpr size_t kMaxSegments = 64;
     static constexpr size_t kMaxGsoBytes = 65507;

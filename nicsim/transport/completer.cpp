@@ -1,10 +1,10 @@
 // The completer: matches ACKs, NAKs, READ responses and atomic ACKs to outstanding requests,
 // writes their data back, and completes WRs in order (IBA 9.7.5).
 #include "emu/wire/psn.h"
+#include "engines.h"
 #include "memory_access.h"
 #include "nic.h"
 #include "objects/session_objects.h"
-#include "rc.h"
 #include "reasons.h"
 #include "tag_matching.h"
 
@@ -12,7 +12,7 @@
 
 #include <cstring>
 
-namespace nicsim::rc {
+namespace nicsim::transport {
 
 namespace wire = emu::wire;
 using wire::psn_add;
@@ -402,4 +402,4 @@ void on_timer(TransportEnv& env, Qp& qp) {
     arm_retransmit_timer(env, qp);
 }
 
-} // namespace nicsim::rc
+} // namespace nicsim::transport

@@ -1,9 +1,9 @@
 // Completions: CQEs into the shared CQ ring, and completion events on the channel.
 #include "diag/report.h"
 #include "emu/ipc/protocol.h"
+#include "engines.h"
 #include "nic.h"
 #include "objects/session_objects.h"
-#include "rc.h"
 #include "reasons.h"
 
 #include <spdlog/fmt/fmt.h>
@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-namespace nicsim::rc {
+namespace nicsim::transport {
 
 namespace {
 
@@ -75,4 +75,4 @@ void srq_consumed(TransportEnv& env, Srq& srq) {
                         0);
 }
 
-} // namespace nicsim::rc
+} // namespace nicsim::transport

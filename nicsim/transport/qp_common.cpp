@@ -1,15 +1,15 @@
 // What the RC engines share: entry points, packet output, and the error state.
 #include "emu/wire/psn.h"
+#include "engines.h"
 #include "nic.h"
 #include "objects/session_objects.h"
-#include "rc.h"
 #include "reasons.h"
 #include "recv_queue.h"
 
 #include <cstring>
 #include <vector>
 
-namespace nicsim::rc {
+namespace nicsim::transport {
 
 namespace wire = emu::wire;
 
@@ -253,4 +253,4 @@ void modified(TransportEnv& env, Qp& qp, ibv_qp_state from) {
     if (to == IBV_QPS_RTS) env.schedule(qp); // WRs posted before RTS can go now
 }
 
-} // namespace nicsim::rc
+} // namespace nicsim::transport

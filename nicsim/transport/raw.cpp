@@ -1,10 +1,10 @@
 #include "raw.h"
 
 #include "device_limits.h"
+#include "engines.h"
 #include "memory_access.h"
 #include "nic.h"
 #include "objects/session_objects.h"
-#include "rc.h"
 #include "recv_queue.h"
 
 #include <algorithm>
@@ -33,7 +33,7 @@ bool deliver(TransportEnv& env, const RecvTarget& t, const uint8_t* frame, size_
         if (env.dma().write(buffers.local, 0, frame, len) != 0) wc.status = IBV_WC_LOC_PROT_ERR;
         wc.byte_len = static_cast<uint32_t>(len);
     }
-    rc::post_completion(env, *t.cq, wc, false);
+    transport::post_completion(env, *t.cq, wc, false);
     return true;
 }
 
@@ -118,7 +118,7 @@ void flush_wq(TransportEnv& env, Wq& wq) {
         wc.status = IBV_WC_WR_FLUSH_ERR;
         wc.opcode = IBV_WC_RECV;
         wc.qp_num = wq.wq_num;
-        rc::post_completion(env, *wq.cq, wc, false);
+        transport::post_completion(env, *wq.cq, wc, false);
     }
 }
 

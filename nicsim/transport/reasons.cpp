@@ -2,15 +2,15 @@
 
 #include "diag/report.h"
 #include "emu/verbs_names.h"
+#include "engines.h"
 #include "nic.h"
 #include "objects/objects.h"
-#include "rc.h"
 
 #include <spdlog/fmt/fmt.h>
 
 #include <arpa/inet.h>
 
-namespace nicsim::rc {
+namespace nicsim::transport {
 
 uint32_t explain(TransportEnv& env, const Qp& qp, emu::ipc::ReasonKind kind,
                  const std::string& headline, const std::string& text) {
@@ -57,4 +57,4 @@ std::string count_of(uint64_t n, const char* what) {
     return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
 }
 
-} // namespace nicsim::rc
+} // namespace nicsim::transport

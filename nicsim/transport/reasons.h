@@ -14,7 +14,7 @@ namespace nicsim {
 struct Qp;
 struct SendOp;
 
-namespace rc {
+namespace transport {
 
 // Reports for `qp` (its owner's session, the log, status); returns the reason id for the CQE or
 // event.
@@ -36,5 +36,5 @@ constexpr bool notice_due(uint64_t n) {
     return false;
 }
 
-} // namespace rc
+} // namespace transport
 } // namespace nicsim

@@ -1,5 +1,5 @@
 #include "recv_queue.h"
-#include "rc.h"
+#include "engines.h"
 #include "wqe_sges.h"
 
 #include <spdlog/fmt/fmt.h>
@@ -20,7 +20,7 @@ bool take_recv(TransportEnv& env, const RecvTarget& t, RecvBuffers& out, ibv_wc_
     emu::ipc::RecvWqe w;
     std::memcpy(&w, slot, sizeof w);
     hdr->consumer.store(consumer + 1, std::memory_order_release);
-    if (t.srq) rc::srq_consumed(env, *t.srq);
+    if (t.srq) transport::srq_consumed(env, *t.srq);
     out.wr_id = w.wr_id;
     out.local.clear();
     out.capacity = 0;

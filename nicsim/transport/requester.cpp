@@ -2,11 +2,11 @@
 // path MTU, PSN assignment, AckReq), within the window and the read/atomic credits, and
 // retransmits go-back-N from a PSN when asked.
 #include "emu/wire/psn.h"
+#include "engines.h"
 #include "memory_access.h"
 #include "memory_windows.h"
 #include "nic.h"
 #include "raw.h"
-#include "rc.h"
 #include "reasons.h"
 #include "ud.h"
 
@@ -36,7 +36,7 @@ bool SendOp::signaled(bool sq_sig_all) const {
     return sq_sig_all || (wqe.send_flags & IBV_SEND_SIGNALED) || status != IBV_WC_SUCCESS;
 }
 
-namespace rc {
+namespace transport {
 
 namespace wire = emu::wire;
 using emu::wire::psn_add;
@@ -368,5 +368,5 @@ void retransmit_from(TransportEnv& env, Qp& qp, uint32_t psn) {
     env.schedule(qp);
 }
 
-} // namespace rc
+} // namespace transport
 } // namespace nicsim

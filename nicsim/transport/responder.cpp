@@ -2,11 +2,11 @@
 // resources, length, rkey), executes them against app memory, and acknowledges.
 #include "emu/verbs_names.h"
 #include "emu/wire/psn.h"
+#include "engines.h"
 #include "memory_access.h"
 #include "memory_windows.h"
 #include "nic.h"
 #include "objects/session_objects.h"
-#include "rc.h"
 #include "reasons.h"
 #include "recv_queue.h"
 #include "tag_matching.h"
@@ -15,7 +15,7 @@
 
 #include <cstring>
 
-namespace nicsim::rc {
+namespace nicsim::transport {
 
 namespace wire = emu::wire;
 using wire::psn_add;
@@ -821,4 +821,4 @@ bool send_read_responses(TransportEnv& env, Qp& qp, int& budget) {
     return !s.responses.empty();
 }
 
-} // namespace nicsim::rc
+} // namespace nicsim::transport

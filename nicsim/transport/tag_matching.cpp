@@ -1,8 +1,8 @@
 // Tag matching: TMH parsing, the match, and the rendezvous operations the NIC issues itself.
 #include "tag_matching.h"
 
+#include "engines.h"
 #include "objects/objects.h"
-#include "rc.h"
 
 #include <endian.h>
 
@@ -75,7 +75,7 @@ void internal_done(TransportEnv& env, Qp& qp, const SendOp& op) {
             wc.wc_flags = IBV_WC_TM_DATA_VALID;
             wc.byte_len = static_cast<uint32_t>(op.length);
         }
-        rc::post_completion(env, *qp.recv_cq, wc, false);
+        transport::post_completion(env, *qp.recv_cq, wc, false);
     }
     if (op.status != IBV_WC_SUCCESS) return;
     // The sender learns that its buffer is free: a FIN TMH with the tag, into its receives.

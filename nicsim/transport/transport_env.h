@@ -32,8 +32,8 @@ class TransportEnv {
   public:
     virtual ~TransportEnv() = default;
     virtual uint64_t now_us() = 0;
-    // Room for one packet of up to rc::kMaxPacket bytes where the link sends it from: a packet
-    // built here and then handed to transmit() is not copied. Valid until the next call.
+    // Room for one packet of up to transport::kMaxPacket bytes where the link sends it from: a
+    // packet built here and then handed to transmit() is not copied. Valid until the next call.
     virtual uint8_t* packet_buffer() = 0;
     // Sends one packet (BTH .. pad, with 4 bytes left for the ICRC) to `dst_addr`
     // (IPv4, network order). The NIC adds the ICRC and the UDP/IP headers; `tclass` is the GRH

@@ -125,14 +125,14 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
         wc.status = IBV_WC_LOC_LEN_ERR;
     if (wc.status == IBV_WC_SUCCESS) {
         // GRH and payload in one write, as the NIC would scatter them.
-        uint8_t buf[kGrhLength + rc::kMaxPacket];
+        uint8_t buf[kGrhLength + transport::kMaxPacket];
         make_grh(buf, src_addr, dst_addr, packet_len, tos);
         std::memcpy(buf + kGrhLength, payload, len);
         if (env.dma().write(buffers.local, 0, buf, kGrhLength + len) != 0)
             wc.status = IBV_WC_LOC_PROT_ERR;
         wc.byte_len = static_cast<uint32_t>(kGrhLength + len);
     }
-    rc::post_completion(env, *qp.recv_cq, wc, h.se);
+    transport::post_completion(env, *qp.recv_cq, wc, h.se);
 }
 
 void receive_multicast(TransportEnv& env, uint32_t src_addr, const uint8_t* mgid,

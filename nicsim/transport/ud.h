@@ -2,8 +2,8 @@
 #pragma once
 
 #include "emu/wire/packet.h"
+#include "engines.h"
 #include "qp_transport.h"
-#include "rc.h"
 
 namespace nicsim::ud {
 

@@ -1,4 +1,4 @@
-// Fuzz target: the RC responder and completer (rc::receive) as the Engine hands them packets
+// Fuzz target: the RC responder and completer (transport::receive) as the Engine hands them packets
 // that parsed, driven through the protocol rig's fake environment (tests/protocol/protocol_rig.h:
 // the NIC's own verbs make the objects, DMA stays in this process, the clock is the input's).
 // One RC QP in RTS with receives and a few requests of every kind outstanding takes the input's
@@ -102,7 +102,7 @@ struct Harness {
         if (h.reth.va < kBuf) h.reth.va += base;
         if (!(h.atomic_eth.rkey & 1)) h.atomic_eth.rkey = mr->rkey;
         if (h.atomic_eth.va < kBuf) h.atomic_eth.va += base;
-        nicsim::rc::receive(rig.env, *qp, h, payload, payload_len);
+        nicsim::transport::receive(rig.env, *qp, h, payload, payload_len);
         rig.env.drain();
     }
 

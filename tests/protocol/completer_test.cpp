@@ -665,7 +665,7 @@ TEST_CASE("completer: several READ responses after one gap re-request once", "[c
 
 TEST_CASE("completer: a long READ asks for at most kReadAhead responses beyond those it has",
           "[completer]") {
-    const uint32_t ahead = nicsim::rc::kReadAhead;
+    const uint32_t ahead = nicsim::transport::kReadAhead;
     const uint32_t len = ahead + 72; // packets of the READ
     Rig rig;
     QpOptions o;

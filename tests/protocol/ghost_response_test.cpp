@@ -57,7 +57,7 @@ TEST_CASE("ghost responses: an ACK for a PSN of a message not sent that far is a
     Rig rig;
     QpOptions o;
     Qp& qp = rig.create_qp(o);
-    const uint32_t window = nicsim::rc::kWindow;
+    const uint32_t window = nicsim::transport::kWindow;
     std::vector<uint8_t> data((window + 72) * 1024);
     Mr& mr = rig.reg_mr(data.data(), data.size(), IBV_ACCESS_LOCAL_WRITE);
     rig.post_send(qp, wqe(1, IBV_WR_SEND), {sge(data.data(), data.size(), mr)});

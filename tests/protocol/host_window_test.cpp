@@ -4,10 +4,10 @@
 #include "protocol_rig.h"
 
 using namespace proto;
-using nicsim::rc::kAckEvery;
-using nicsim::rc::kHostWindow;
-using nicsim::rc::kMinWindow;
-using nicsim::rc::kWindow;
+using nicsim::transport::kAckEvery;
+using nicsim::transport::kHostWindow;
+using nicsim::transport::kMinWindow;
+using nicsim::transport::kWindow;
 
 TEST_CASE("requester: the host's window shares the receivers' buffers among its QPs",
           "[requester]") {
@@ -81,7 +81,7 @@ TEST_CASE("requester: the host's window shares the receivers' buffers among its 
         const uint64_t before = rig.nic.packets_in_flight();
         const uint32_t held = qps[2]->req.counted_in_flight;
         REQUIRE(held > 0);
-        nicsim::rc::to_error(rig.env, *qps[2], 0);
+        nicsim::transport::to_error(rig.env, *qps[2], 0);
         CHECK(rig.nic.packets_in_flight() == before - held);
         CHECK(qps[2]->req.counted_in_flight == 0);
     }

@@ -1,8 +1,8 @@
 // A test rig for the RC engines: a fake TransportEnv (recorded packets, a clock the test moves,
 // recorded timers and async events, DMA within this process) and a NIC whose objects are made
 // through the same verbs the daemon runs. Tests post WQEs into the shared rings as the library
-// does, hand packets to rc::receive as the Engine does, and look at what went on the wire and
-// what landed in the CQs.
+// does, hand packets to transport::receive as the Engine does, and look at what went on the wire
+// and what landed in the CQs.
 #pragma once
 
 #include "emu/ipc/protocol.h"
@@ -13,8 +13,8 @@
 #include "nic.h"
 #include "objects/session_objects.h"
 #include "rig_check.h"
+#include "transport/engines.h"
 #include "transport/raw.h"
-#include "transport/rc.h"
 #include "verbs/verbs.h"
 
 #include <spdlog/sinks/null_sink.h>
@@ -172,7 +172,7 @@ class FakeEnv final : public nicsim::TransportEnv {
             Qp* qp = nic_.qp_by_qpn(qpn);
             if (!qp) continue;
             qp->scheduled = false;
-            if (nicsim::rc::run(*this, *qp, budget)) schedule(*qp);
+            if (nicsim::transport::run(*this, *qp, budget)) schedule(*qp);
         }
     }
 
@@ -196,7 +196,7 @@ class FakeEnv final : public nicsim::TransportEnv {
                 }
             if (due.empty()) break;
             for (uint32_t qpn : due)
-                if (Qp* qp = nic_.qp_by_qpn(qpn)) nicsim::rc::on_timer(*this, *qp);
+                if (Qp* qp = nic_.qp_by_qpn(qpn)) nicsim::transport::on_timer(*this, *qp);
             drain();
         }
         drain();
@@ -215,7 +215,7 @@ class FakeEnv final : public nicsim::TransportEnv {
     std::vector<std::pair<uint32_t, nicsim::PeerReason>> told;
     int timer_sets = 0;
     FakeDma fake_dma;
-    alignas(8) uint8_t scratch_[nicsim::rc::kMaxPacket];
+    alignas(8) uint8_t scratch_[nicsim::transport::kMaxPacket];
 
   private:
     nicsim::Nic& nic_;
@@ -228,18 +228,20 @@ class FakeEnv final : public nicsim::TransportEnv {
 class FakeDataPath final : public nicsim::DataPath {
   public:
     explicit FakeDataPath(FakeEnv& env) : env_(env) {}
-    void qp_modified(Qp& qp, ibv_qp_state from) override { nicsim::rc::modified(env_, qp, from); }
+    void qp_modified(Qp& qp, ibv_qp_state from) override {
+        nicsim::transport::modified(env_, qp, from);
+    }
     void qp_destroying(Qp& qp) override { qp.scheduled = false; }
     void send_posted(Qp& qp) override {
-        while (nicsim::rc::run(env_, qp, 64)) {
+        while (nicsim::transport::run(env_, qp, 64)) {
         }
     }
     void wq_error(nicsim::Wq& wq) override { nicsim::raw::flush_wq(env_, wq); }
     void complete(Cq& cq, const ibv_wc& wc) override {
-        nicsim::rc::post_completion(env_, cq, wc, false);
+        nicsim::transport::post_completion(env_, cq, wc, false);
     }
     void doorbell(nicsim::SessionObjects& objects) override {
-        objects.qps.for_each([this](Qp& qp) { nicsim::rc::doorbell(env_, qp); });
+        objects.qps.for_each([this](Qp& qp) { nicsim::transport::doorbell(env_, qp); });
     }
     std::string counters_json() const override { return "{}"; }
 
@@ -533,7 +535,7 @@ class Rig {
         RIG_REQUIRE(wire::parse(buf.data(), buf.size(), parsed, &p, &plen) ==
                     wire::ParseResult::Ok);
         RIG_REQUIRE(plen == len);
-        nicsim::rc::receive(env, qp, parsed, p, plen);
+        nicsim::transport::receive(env, qp, parsed, p, plen);
         if (run) env.drain();
     }
 

@@ -12,7 +12,7 @@ TEST_CASE("requester: every request of a long READ takes one of the max_rd_atomi
     QpOptions o;
     o.max_rd_atomic = 2;
     Qp& qp = rig.create_qp(o);
-    const uint32_t chunk = nicsim::rc::kReadChunk * 1024; // bytes one request asks for
+    const uint32_t chunk = nicsim::transport::kReadChunk * 1024; // bytes one request asks for
     std::vector<uint8_t> buf(4 * chunk + 4096);
     Mr& mr = rig.reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
 
@@ -26,11 +26,11 @@ TEST_CASE("requester: every request of a long READ takes one of the max_rd_atomi
     REQUIRE(sent.size() == 2); // two requests of the long READ: the credits are gone
     CHECK(sent[0].h.reth.va == 0x100000);
     CHECK(sent[1].h.reth.va == 0x100000 + chunk);
-    CHECK(sent[1].h.psn == psn(o.sq_psn, nicsim::rc::kReadChunk));
+    CHECK(sent[1].h.psn == psn(o.sq_psn, nicsim::transport::kReadChunk));
 
     // The first request's responses are in: its credit goes to the next request.
     auto remote = pattern(chunk);
-    for (uint32_t i = 0; i < nicsim::rc::kReadChunk; ++i) {
+    for (uint32_t i = 0; i < nicsim::transport::kReadChunk; ++i) {
         uint8_t op = i == 0 ? wire::opcode::kReadResponseFirst : wire::opcode::kReadResponseMiddle;
         rig.deliver(qp, read_response(op, psn(o.sq_psn, i)), remote.data() + i * 1024, 1024);
     }
@@ -47,7 +47,7 @@ TEST_CASE("requester: a READ resumed inside a request still counts the responder
     QpOptions o;
     o.max_rd_atomic = 2;
     Qp& qp = rig.create_qp(o);
-    const uint32_t n = nicsim::rc::kReadChunk;
+    const uint32_t n = nicsim::transport::kReadChunk;
     std::vector<uint8_t> buf(4 * n * 1024);
     Mr& mr = rig.reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
     rig.enqueue_send(qp, rdma_wqe(1, IBV_WR_RDMA_READ, 0x100000, 0x5),

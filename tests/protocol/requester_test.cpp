@@ -285,7 +285,7 @@ TEST_CASE("requester: inline data goes out from the WQE itself", "[requester]") 
 }
 
 TEST_CASE("requester: no more than kWindow unacknowledged PSNs in flight", "[requester]") {
-    const uint32_t window = nicsim::rc::kWindow;
+    const uint32_t window = nicsim::transport::kWindow;
     const uint32_t n = window + 72; // SENDs, one PSN each
     Rig rig;
     QpOptions o;

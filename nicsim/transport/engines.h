@@ -1,6 +1,8 @@
-// The RC (and UC) transport engines, split like rxe: the requester turns SQ work requests into
-// packets, the responder executes incoming requests, the completer matches responses to
-// outstanding requests and writes completions. All of them are driven through TransportEnv.
+// nicsim::transport: the transport engines. For RC, UC and XRC, split like rxe: the requester
+// turns SQ work requests into packets, the responder executes incoming requests, the completer
+// matches responses to outstanding requests and writes completions. Beside them what every QP
+// type shares (completions, flushes, errors, drop counters), which ud:: and raw:: use too. All
+// of them are driven through TransportEnv.
 #pragma once
 
 #include "emu/wire/packet.h"
@@ -15,7 +17,7 @@ struct Qp;
 struct Cq;
 struct Srq;
 
-namespace rc {
+namespace transport {
 
 // The app posted work: take new send WRs, flush when in ERR.
 void doorbell(TransportEnv& env, Qp& qp);
@@ -102,5 +104,5 @@ inline constexpr uint32_t kReadChunk = 64; // response packets one READ request 
 // nobody waits for any more outlasts the retries.
 inline constexpr uint32_t kReadAhead = 128;
 
-} // namespace rc
+} // namespace transport
 } // namespace nicsim
