@@ -31,13 +31,10 @@ void free_comp_channel(Nic& nic, SessionObjects& objs, CompChannel& ch) {
 }
 
 int destroy_comp_channel(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
-    CompChannel* ch = c.objects.channels.get(q.handle);
-    if (!ch) return no_object(c, "completion channel", q.handle);
-    if (ch->users)
-        return in_use(c, "completion channel", q.handle, ch->users, "CQ(s) reporting to it");
-    free_comp_channel(c.nic, c.objects, *ch);
-    c.log.debug("{} channel#{} destroyed", c.prefix, q.handle);
-    return 0;
+    static constexpr DestroyRule<CompChannel> rule{"completion channel", &CompChannel::users,
+                                                   "CQ(s) reporting to it", "channel", "destroyed"};
+    return destroy_unheld(c, c.objects.channels, q.handle, rule,
+                          [&](CompChannel& ch) { free_comp_channel(c.nic, c.objects, ch); });
 }
 
 namespace {
@@ -128,13 +125,10 @@ void free_cq(Nic& nic, SessionObjects& objs, Cq& cq) {
 }
 
 int destroy_cq(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
-    Cq* cq = c.objects.cqs.get(q.handle);
-    if (!cq) return no_object(c, "CQ", q.handle);
-    if (cq->users)
-        return in_use(c, "CQ", q.handle, cq->users, "QP(s), SRQ(s) or WQ(s) completing to it");
-    free_cq(c.nic, c.objects, *cq);
-    c.log.debug("{} cq#{} destroyed", c.prefix, q.handle);
-    return 0;
+    static constexpr DestroyRule<Cq> rule{
+        "CQ", &Cq::users, "QP(s), SRQ(s) or WQ(s) completing to it", "cq", "destroyed"};
+    return destroy_unheld(c, c.objects.cqs, q.handle, rule,
+                          [&](Cq& cq) { free_cq(c.nic, c.objects, cq); });
 }
 
 } // namespace nicsim

@@ -40,12 +40,10 @@ void free_dm(Nic& nic, SessionObjects& objs, Dm& dm) {
 }
 
 int dealloc_dm(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
-    Dm* dm = c.objects.dms.get(q.handle);
-    if (!dm) return no_object(c, "DM", q.handle);
-    if (dm->users) return in_use(c, "DM", q.handle, dm->users, "MR(s) registered on it");
-    free_dm(c.nic, c.objects, *dm);
-    c.log.debug("{} dm#{} freed", c.prefix, q.handle);
-    return 0;
+    static constexpr DestroyRule<Dm> rule{"DM", &Dm::users, "MR(s) registered on it", "dm",
+                                          "freed"};
+    return destroy_unheld(c, c.objects.dms, q.handle, rule,
+                          [&](Dm& dm) { free_dm(c.nic, c.objects, dm); });
 }
 
 int reg_dm_mr(VerbContext& c, const ipc::RegDmMrReq& q, ipc::RegMrReply& r) {

@@ -23,13 +23,10 @@ void free_pd(Nic& nic, SessionObjects& objs, Pd& pd) {
 }
 
 int dealloc_pd(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
-    Pd* pd = c.objects.pds.get(q.handle);
-    if (!pd) return no_object(c, "PD", q.handle);
-    if (pd->users)
-        return in_use(c, "PD", q.handle, pd->users, "MR(s), MW(s), QP(s), SRQ(s) or AH(s)");
-    free_pd(c.nic, c.objects, *pd);
-    c.log.debug("{} pd#{} deallocated", c.prefix, q.handle);
-    return 0;
+    static constexpr DestroyRule<Pd> rule{"PD", &Pd::users, "MR(s), MW(s), QP(s), SRQ(s) or AH(s)",
+                                          "pd", "deallocated"};
+    return destroy_unheld(c, c.objects.pds, q.handle, rule,
+                          [&](Pd& pd) { free_pd(c.nic, c.objects, pd); });
 }
 
 namespace {
@@ -179,12 +176,10 @@ void free_mr(Nic& nic, SessionObjects& objs, Mr& mr) {
 }
 
 int dereg_mr(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
-    Mr* mr = c.objects.mrs.get(q.handle);
-    if (!mr) return no_object(c, "MR", q.handle);
-    if (mr->windows) return in_use(c, "MR", q.handle, mr->windows, "memory window(s) bound to it");
-    free_mr(c.nic, c.objects, *mr);
-    c.log.debug("{} mr#{} deregistered", c.prefix, q.handle);
-    return 0;
+    static constexpr DestroyRule<Mr> rule{"MR", &Mr::windows, "memory window(s) bound to it", "mr",
+                                          "deregistered"};
+    return destroy_unheld(c, c.objects.mrs, q.handle, rule,
+                          [&](Mr& mr) { free_mr(c.nic, c.objects, mr); });
 }
 
 } // namespace nicsim

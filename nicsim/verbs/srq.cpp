@@ -175,14 +175,12 @@ void free_srq(Nic& nic, SessionObjects& objs, Srq& srq) {
 }
 
 int destroy_srq(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
-    Srq* srq = c.objects.srqs.get(q.handle);
-    if (!srq) return no_object(c, "SRQ", q.handle);
-    // QPs still receive through it. (XRC_RECV QPs name an XRC SRQ per message: it may go at
+    // Not while QPs receive through it. (XRC_RECV QPs name an XRC SRQ per message: it may go at
     // any time, and their later requests for it are refused.)
-    if (srq->users) return in_use(c, "SRQ", q.handle, srq->users, "QP(s) receiving through it");
-    free_srq(c.nic, c.objects, *srq);
-    c.log.debug("{} srq#{} destroyed", c.prefix, q.handle);
-    return 0;
+    static constexpr DestroyRule<Srq> rule{"SRQ", &Srq::users, "QP(s) receiving through it", "srq",
+                                           "destroyed"};
+    return destroy_unheld(c, c.objects.srqs, q.handle, rule,
+                          [&](Srq& srq) { free_srq(c.nic, c.objects, srq); });
 }
 
 } // namespace nicsim

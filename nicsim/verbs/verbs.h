@@ -53,6 +53,29 @@ inline int in_use(VerbContext& c, const char* kind, uint32_t handle, unsigned us
                                        kind, handle, users, held_by, users == 1 ? "it" : "them"));
 }
 
+// What a destroy verb says of its kind of object: its name in reasons, the count of what still
+// holds it and what that is, its name in the log and what the verb did.
+template <typename T> struct DestroyRule {
+    const char* kind;
+    uint32_t T::*holders;
+    const char* held_by;
+    const char* log_name;
+    const char* done;
+};
+
+// The destroy verbs' one shape: the handle names an object of this session (else ENOENT), which
+// nothing holds any more (else EBUSY, saying what does); then `free` frees it.
+template <typename T, typename Table, typename Free>
+int destroy_unheld(VerbContext& c, Table& table, uint32_t handle, const DestroyRule<T>& rule,
+                   Free&& free) {
+    T* object = table.get(handle);
+    if (!object) return no_object(c, rule.kind, handle);
+    if (uint32_t n = object->*rule.holders) return in_use(c, rule.kind, handle, n, rule.held_by);
+    free(*object);
+    c.log.debug("{} {}#{} {}", c.prefix, rule.log_name, handle, rule.done);
+    return 0;
+}
+
 // EAGAIN (logged) when the caller holds its whole share of `kind` (--max-per-process), else 0.
 inline int over_share(VerbContext& c, emu::Share kind) {
     return c.nic.shares().refuses(kind, c.pid, c.log, c.prefix) ? EAGAIN : 0;

@@ -84,12 +84,10 @@ void free_wq(Nic& nic, SessionObjects& objs, Wq& wq) {
 }
 
 int destroy_wq(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
-    Wq* wq = c.objects.wqs.get(q.handle);
-    if (!wq) return no_object(c, "WQ", q.handle);
-    if (wq->users) return in_use(c, "WQ", q.handle, wq->users, "indirection table(s) naming it");
-    free_wq(c.nic, c.objects, *wq);
-    c.log.debug("{} wq#{} destroyed", c.prefix, q.handle);
-    return 0;
+    static constexpr DestroyRule<Wq> rule{"WQ", &Wq::users, "indirection table(s) naming it", "wq",
+                                          "destroyed"};
+    return destroy_unheld(c, c.objects.wqs, q.handle, rule,
+                          [&](Wq& wq) { free_wq(c.nic, c.objects, wq); });
 }
 
 int create_rwq_ind_table(VerbContext& c, const ipc::CreateRwqIndTableReq& q,
@@ -122,12 +120,10 @@ void free_ind_table(Nic& nic, SessionObjects& objs, RwqIndTable& table) {
 }
 
 int destroy_rwq_ind_table(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
-    RwqIndTable* table = c.objects.ind_tables.get(q.handle);
-    if (!table) return no_object(c, "indirection table", q.handle);
-    if (table->users) return in_use(c, "indirection table", q.handle, table->users, "RSS QP(s)");
-    free_ind_table(c.nic, c.objects, *table);
-    c.log.debug("{} rwq_ind_table#{} destroyed", c.prefix, q.handle);
-    return 0;
+    static constexpr DestroyRule<RwqIndTable> rule{"indirection table", &RwqIndTable::users,
+                                                   "RSS QP(s)", "rwq_ind_table", "destroyed"};
+    return destroy_unheld(c, c.objects.ind_tables, q.handle, rule,
+                          [&](RwqIndTable& table) { free_ind_table(c.nic, c.objects, table); });
 }
 
 } // namespace nicsim

@@ -46,14 +46,11 @@ void free_xrcd(Nic& nic, SessionObjects& objs, XrcdHandle& x) {
 }
 
 int close_xrcd(VerbContext& c, const ipc::HandleReq& q, ipc::Empty&) {
-    XrcdHandle* x = c.objects.xrcds.get(q.handle);
-    if (!x) return no_object(c, "XRCD", q.handle);
-    if (x->users)
-        return in_use(c, "XRCD", q.handle, x->users,
-                      "XRC SRQ(s) or QP(s) made through this handle");
-    c.log.debug("{} xrcd#{} closed", c.prefix, q.handle);
-    free_xrcd(c.nic, c.objects, *x);
-    return 0;
+    static constexpr DestroyRule<XrcdHandle> rule{"XRCD", &XrcdHandle::users,
+                                                  "XRC SRQ(s) or QP(s) made through this handle",
+                                                  "xrcd", "closed"};
+    return destroy_unheld(c, c.objects.xrcds, q.handle, rule,
+                          [&](XrcdHandle& x) { free_xrcd(c.nic, c.objects, x); });
 }
 
 } // namespace nicsim
