@@ -76,7 +76,7 @@ uint32_t icrc(const Ipv4Flow& f, const uint8_t* udp_payload, size_t len_without_
     header.src_addr = f.src_addr;
     header.dst_addr = f.dst_addr;
     header.payload_length = static_cast<uint16_t>(udp_len);
-    put_ipv4_header(ip, header);
+    put_ipv4_fields(ip, header);
     ip[10] = ip[11] = 0xFF; // header checksum, masked
     uint8_t udp[kUdp];
     put16(udp, f.src_port);

@@ -38,5 +38,7 @@ inline uint16_t internet_checksum(uint32_t sum) {
 
 // Writes the header, its checksum included, into ip[0..20).
 void put_ipv4_header(uint8_t* ip, const Ipv4Header& h);
+// The same with the checksum field left 0: for the ICRC's copy, which masks it (per packet, twice).
+void put_ipv4_fields(uint8_t* ip, const Ipv4Header& h);
 
 } // namespace emu::wire
