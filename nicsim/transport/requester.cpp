@@ -326,7 +326,7 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
         uint32_t covered_end = psn_add(op.first_psn, op.next_pkt);
         if (emu::wire::psn_diff(covered_end, r.sent_end_psn) > 0) {
             r.sent_end_psn = covered_end;
-            if (reliable(qp)) count_in_flight(env, qp);
+            count_in_flight(env, qp);
         }
         --budget;
         if (op.next_pkt >= op.npkts) {
