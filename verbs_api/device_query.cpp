@@ -66,7 +66,7 @@ int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
     ex.hca_core_clock = 1000000; // kHz
     ex.max_dm_size = r.max_dm_size;
     // RSS for raw packet QPs: Toeplitz over IPv4/IPv6 addresses and TCP/UDP ports
-    // (nicsim/device_limits.h: kMaxRwqIndTables, kMaxWq).
+    // (nicsim/nic/device_limits.h: kMaxRwqIndTables, kMaxWq).
     ex.rss_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
     ex.rss_caps.max_rwq_indirection_tables = 4096;
     ex.rss_caps.max_rwq_indirection_table_size = 1u << ipc::kMaxRwqIndTableLog;

@@ -1,5 +1,5 @@
 #include "cm_client.h"
-#include "objects/app_socket_pair.h"
+#include "support/app_socket_pair.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "emu/ipc/cm_protocol.h"
-#include "objects/unique_fd.h"
+#include "support/unique_fd.h"
 
 #include <cstdint>
 #include <deque>

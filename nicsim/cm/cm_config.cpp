@@ -1,6 +1,6 @@
 #include "cm_config.h"
 
-#include "device.h"
+#include "nic/device.h"
 
 namespace nicsim::cm {
 

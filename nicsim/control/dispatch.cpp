@@ -1,6 +1,6 @@
 #include "dispatch.h"
 
-#include "diag/report.h"
+#include "nic/report.h"
 #include "session.h"
 #include "verbs/verbs.h"
 

@@ -2,9 +2,9 @@
 #pragma once
 
 #include "control/peer_uid_policy.h"
-#include "log_rate_limit.h"
-#include "nic.h"
+#include "nic/nic.h"
 #include "session.h"
+#include "support/log_rate_limit.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>

@@ -1,12 +1,13 @@
 #include "session.h"
-#include "objects/app_socket_pair.h"
+#include "support/app_socket_pair.h"
 
 #include "cm/cm_agent.h"
-#include "cm/cm_dispatch.h"
+#include "control/cm_dispatch.h"
 #include "control/peer_capabilities.h"
 #include "dispatch.h"
 #include "emu/ipc/message_check.h"
 #include "emu/ipc/socket_io.h"
+#include "verbs/verbs.h"
 
 #include <boost/asio/error.hpp>
 
@@ -263,7 +264,7 @@ void Session::end(const std::string& why) {
     size_t owned = objects_.count();
     if (DataPath* dp = nic_.data_path(); dp && objects_.doorbell_page)
         dp->unwatch_doorbell(objects_);
-    objects_.destroy_all(nic_);
+    free_session_objects(nic_, objects_);
     if (context_) nic_.shares().release(emu::Share::Context, pid_);
     if (cm_) {
         owned += nic_.cm()->id_count();

@@ -5,9 +5,9 @@
 #include "data/shared_memory.h"
 #include "emu/ipc/protocol.h"
 #include "emu/ipc/socket_io.h"
-#include "nic.h"
+#include "nic/nic.h"
 #include "objects/session_objects.h"
-#include "objects/unique_fd.h"
+#include "support/unique_fd.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>

@@ -2,6 +2,7 @@
 
 #include "cm/cm_agent.h"
 #include "session.h"
+#include "support/json_escape.h"
 
 #include "emu/verbs_names.h"
 
@@ -12,23 +13,6 @@
 #include <unistd.h>
 
 namespace nicsim {
-
-std::string json_escape(const std::string& s) {
-    std::string out;
-    for (unsigned char ch : s) {
-        if (ch == '"' || ch == '\\') {
-            out += '\\';
-            out += static_cast<char>(ch);
-        } else if (ch < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-            out += buf;
-        } else {
-            out += static_cast<char>(ch);
-        }
-    }
-    return out;
-}
 
 std::string host_counters_json(const LinkCounters& link, const RawCounters& raw,
                                const McastCounters& mcast, const DropCounters& drops) {

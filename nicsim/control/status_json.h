@@ -2,7 +2,7 @@
 #pragma once
 
 #include "net/link_counters.h"
-#include "nic.h"
+#include "nic/nic.h"
 
 #include <string>
 #include <vector>
@@ -12,7 +12,6 @@ namespace nicsim {
 class Session;
 
 std::string host_status_json(const Nic& nic, const std::vector<const Session*>& sessions);
-std::string json_escape(const std::string& s);
 // The host's counters object (status's "counters"): the link's, the raw frames' (raw_*), the
 // multicast ones (mcast_*), then the host's drops, under the names the QPs' drops have.
 std::string host_counters_json(const LinkCounters& link, const RawCounters& raw,

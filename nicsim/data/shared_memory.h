@@ -1,7 +1,7 @@
 // A memfd mapped into the daemon, to be mapped by the app as well (rings, doorbell page).
 #pragma once
 
-#include "objects/unique_fd.h"
+#include "support/unique_fd.h"
 
 #include <cstddef>
 #include <utility>

@@ -1,6 +1,6 @@
 #include "diag/error_log.h"
 
-#include "control/status_json.h"
+#include "support/json_escape.h"
 
 #include <spdlog/fmt/chrono.h>
 #include <spdlog/fmt/fmt.h>

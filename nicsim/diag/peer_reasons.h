@@ -7,8 +7,7 @@
 // then says what the NAK code means, and nothing more.
 #pragma once
 
-#include "objects/unique_fd.h"
-#include "transport/transport_env.h"
+#include "support/unique_fd.h"
 
 #include <netinet/in.h>
 
@@ -16,8 +15,19 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <sys/types.h>
 
 namespace nicsim {
+
+// Why a responder refused a request, as it tells the requester's NIC (PeerReasons below): the
+// NAK says only the error class, this says which key, range or right.
+struct PeerReason {
+    uint32_t requester_qpn = 0; // the QP the NAK goes to
+    uint32_t psn = 0;           // the refused request's
+    uid_t owner_uid = 0;        // who owns the responder's QP: `hint` is for that user only
+    std::string what;           // "rkey 0xd53a826c names no MR"
+    std::string hint;           // "the QP's PD has rkeys ..." (keys: not for other users)
+};
 
 class PeerReasons {
   public:

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "memory.h"
-#include "objects/unique_fd.h"
+#include "support/unique_fd.h"
 
 #include <memory>
 #include <sys/types.h>

@@ -2,7 +2,7 @@
 // injected.
 #pragma once
 
-#include "diag/counter_list.h"
+#include "support/counter_list.h"
 
 namespace nicsim {
 

@@ -2,7 +2,7 @@
 // hosts can never share one.
 #pragma once
 
-#include "objects/unique_fd.h"
+#include "support/unique_fd.h"
 
 #include <cstdint>
 #include <netinet/in.h>

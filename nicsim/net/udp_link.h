@@ -16,8 +16,8 @@
 #include "icrc_policy.h"
 #include "link_counters.h"
 #include "loopback_queue.h"
-#include "objects/unique_fd.h"
 #include "pcap_writer.h"
+#include "support/unique_fd.h"
 #include "tx_burst.h"
 
 #include <boost/asio/io_context.hpp>

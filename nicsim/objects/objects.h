@@ -5,8 +5,8 @@
 #include "data/shared_memory.h"
 #include "emu/flow_match.h"
 #include "emu/ipc/rings.h"
-#include "transport/qp_transport.h"
-#include "unique_fd.h"
+#include "objects/qp_transport.h"
+#include "support/unique_fd.h"
 
 #include <infiniband/verbs.h>
 

@@ -4,7 +4,7 @@
 
 #include "data/shared_memory.h"
 #include "objects/objects.h"
-#include "objects/unique_fd.h"
+#include "support/unique_fd.h"
 
 #include <cstdint>
 

@@ -5,7 +5,7 @@
 #include "dma/session_memories.h"
 #include "handle_table.h"
 #include "objects.h"
-#include "unique_fd.h"
+#include "support/unique_fd.h"
 
 #include "emu/ipc/reasons.h"
 #include "emu/ipc/rings.h"
@@ -16,8 +16,6 @@
 #include <vector>
 
 namespace nicsim {
-
-class Nic;
 
 struct SessionObjects {
     // The memory of every process that used the session, by pid (declared first: it outlives
@@ -67,7 +65,6 @@ struct SessionObjects {
     }
     // Object counts as JSON: {"pd":1,"mr":2,...}
     std::string counts_json() const;
-    void destroy_all(Nic& nic);
 };
 
 } // namespace nicsim

@@ -3,7 +3,7 @@
 // when an access failed, never on the way of a packet that passes.
 #include "emu/verbs_names.h"
 #include "memory_access.h"
-#include "nic.h"
+#include "nic/nic.h"
 #include "objects/objects.h"
 
 #include <spdlog/fmt/fmt.h>

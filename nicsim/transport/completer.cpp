@@ -3,7 +3,7 @@
 #include "emu/wire/psn.h"
 #include "engines.h"
 #include "memory_access.h"
-#include "nic.h"
+#include "nic/nic.h"
 #include "objects/session_objects.h"
 #include "reasons.h"
 #include "tag_matching.h"

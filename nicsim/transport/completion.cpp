@@ -1,8 +1,8 @@
 // Completions: CQEs into the shared CQ ring, and completion events on the channel.
-#include "diag/report.h"
 #include "emu/ipc/protocol.h"
 #include "engines.h"
-#include "nic.h"
+#include "nic/nic.h"
+#include "nic/report.h"
 #include "objects/session_objects.h"
 #include "reasons.h"
 

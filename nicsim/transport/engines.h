@@ -6,7 +6,7 @@
 #pragma once
 
 #include "emu/wire/packet.h"
-#include "qp_transport.h"
+#include "objects/qp_transport.h"
 #include "transport_env.h"
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 #include "memory_access.h"
 
-#include "nic.h"
+#include "nic/nic.h"
 #include "objects/objects.h"
 
 namespace nicsim {

@@ -1,6 +1,6 @@
 #include "memory_windows.h"
 
-#include "nic.h"
+#include "nic/nic.h"
 #include "objects/session_objects.h"
 
 namespace nicsim {

@@ -1,7 +1,7 @@
 // What the RC engines share: entry points, packet output, and the error state.
 #include "emu/wire/psn.h"
 #include "engines.h"
-#include "nic.h"
+#include "nic/nic.h"
 #include "objects/session_objects.h"
 #include "reasons.h"
 #include "recv_queue.h"

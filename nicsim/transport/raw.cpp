@@ -1,9 +1,9 @@
 #include "raw.h"
 
-#include "device_limits.h"
 #include "engines.h"
 #include "memory_access.h"
-#include "nic.h"
+#include "nic/device_limits.h"
+#include "nic/nic.h"
 #include "objects/session_objects.h"
 #include "recv_queue.h"
 

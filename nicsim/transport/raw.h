@@ -5,7 +5,7 @@
 #pragma once
 
 #include "emu/flow_match.h"
-#include "qp_transport.h"
+#include "objects/qp_transport.h"
 #include "transport_env.h"
 
 #include <cstddef>

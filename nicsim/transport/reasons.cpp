@@ -1,9 +1,9 @@
 #include "reasons.h"
 
-#include "diag/report.h"
 #include "emu/verbs_names.h"
 #include "engines.h"
-#include "nic.h"
+#include "nic/nic.h"
+#include "nic/report.h"
 #include "objects/objects.h"
 
 #include <spdlog/fmt/fmt.h>

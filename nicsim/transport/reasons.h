@@ -1,5 +1,5 @@
 // Saying why in the transport: the words for a failed WR or a refused request, and the way out
-// through diag/report.h. Used only once something failed.
+// through nic/report.h. Used only once something failed.
 #pragma once
 
 #include "emu/ipc/reasons.h"

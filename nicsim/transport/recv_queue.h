@@ -4,7 +4,7 @@
 
 #include "memory_access.h"
 #include "objects/objects.h"
-#include "qp_transport.h"
+#include "objects/qp_transport.h"
 #include "transport_env.h"
 
 #include <infiniband/verbs.h>

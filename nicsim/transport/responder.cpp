@@ -5,7 +5,7 @@
 #include "engines.h"
 #include "memory_access.h"
 #include "memory_windows.h"
-#include "nic.h"
+#include "nic/nic.h"
 #include "objects/session_objects.h"
 #include "reasons.h"
 #include "recv_queue.h"

@@ -2,6 +2,7 @@
 // packet sink, timers and DMA from here, so tests drive them with a fake clock and no sockets.
 #pragma once
 
+#include "diag/peer_reasons.h"
 #include "dma/dma_engine.h"
 
 #include <infiniband/verbs.h>
@@ -17,16 +18,6 @@ namespace nicsim {
 
 class Nic;
 struct Qp;
-
-// Why a responder refused a request, as it tells the requester's NIC (diag/peer_reasons.h): the
-// NAK says only the error class, this says which key, range or right.
-struct PeerReason {
-    uint32_t requester_qpn = 0; // the QP the NAK goes to
-    uint32_t psn = 0;           // the refused request's
-    uid_t owner_uid = 0;        // who owns the responder's QP: `hint` is for that user only
-    std::string what;           // "rkey 0xd53a826c names no MR"
-    std::string hint;           // "the QP's PD has rkeys ..." (keys: not for other users)
-};
 
 class TransportEnv {
   public:

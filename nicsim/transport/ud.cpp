@@ -7,7 +7,7 @@
 #include "emu/wire/multicast.h"
 #include "emu/wire/psn.h"
 #include "memory_access.h"
-#include "nic.h"
+#include "nic/nic.h"
 #include "objects/session_objects.h"
 #include "recv_queue.h"
 

@@ -3,7 +3,7 @@
 
 #include "emu/wire/packet.h"
 #include "engines.h"
-#include "qp_transport.h"
+#include "objects/qp_transport.h"
 
 namespace nicsim::ud {
 

@@ -3,8 +3,8 @@
 // device's max_sge (device_limits.h), which every QP's, SRQ's and WQ's max_sge is within.
 #pragma once
 
-#include "device_limits.h"
 #include "emu/ipc/protocol.h"
+#include "nic/device_limits.h"
 
 #include <cstdint>
 #include <cstring>

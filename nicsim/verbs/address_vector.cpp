@@ -1,6 +1,6 @@
 #include "address_vector.h"
 
-#include "device_limits.h"
+#include "nic/device_limits.h"
 
 #include <spdlog/fmt/fmt.h>
 

@@ -1,7 +1,7 @@
 // Checks of an address vector (a QP's primary path, or an AH) on a RoCE port.
 #pragma once
 
-#include "device.h"
+#include "nic/device.h"
 
 #include <infiniband/verbs.h>
 

@@ -1,5 +1,5 @@
 #include "address_vector.h"
-#include "device_limits.h"
+#include "nic/device_limits.h"
 #include "verbs.h"
 
 #include <spdlog/fmt/fmt.h>

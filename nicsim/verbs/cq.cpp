@@ -1,6 +1,6 @@
-#include "device_limits.h"
-#include "objects/app_socket_pair.h"
+#include "nic/device_limits.h"
 #include "objects/ring_factory.h"
+#include "support/app_socket_pair.h"
 #include "verbs.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include "device_limits.h"
+#include "nic/device_limits.h"
 #include "verbs.h"
 
 #include <cerrno>

@@ -1,8 +1,8 @@
 // Device memory: NIC memory the app reaches by mapping it (ibv_memcpy_to/from_dm) and the NIC
 // reaches by DMA on its own mapping, through MRs registered on it (ibv_reg_dm_mr).
-#include "device_limits.h"
 #include "dma/process_memory.h"
 #include "emu/access_flags.h"
+#include "nic/device_limits.h"
 #include "verbs.h"
 
 #include <cerrno>

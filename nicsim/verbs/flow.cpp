@@ -1,6 +1,6 @@
 // Flow steering (ibv_create_flow, ibv_destroy_flow): rules that send matching Ethernet frames
 // to a raw packet QP. The checks follow the kernel's ib_uverbs_ex_create_flow.
-#include "device_limits.h"
+#include "nic/device_limits.h"
 #include "verbs.h"
 
 #include <cerrno>

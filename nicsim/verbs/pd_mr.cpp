@@ -1,6 +1,6 @@
-#include "device_limits.h"
 #include "dma/mapped_memory.h"
 #include "emu/access_flags.h"
+#include "nic/device_limits.h"
 #include "verbs.h"
 
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "device_limits.h"
+#include "nic/device_limits.h"
 #include "objects/ring_factory.h"
 #include "verbs.h"
 

@@ -1,10 +1,10 @@
 // ibv_modify_qp: the state machine and attribute masks (emu/qp_state_rules.h), then the value
 // checks the kernel and rxe make (rxe_qp_chk_attr), then the change itself.
 #include "address_vector.h"
-#include "device_limits.h"
 #include "emu/access_flags.h"
 #include "emu/qp_state_rules.h"
 #include "emu/verbs_names.h"
+#include "nic/device_limits.h"
 #include "verbs.h"
 
 #include <spdlog/fmt/fmt.h>

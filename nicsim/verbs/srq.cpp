@@ -1,4 +1,4 @@
-#include "device_limits.h"
+#include "nic/device_limits.h"
 #include "objects/ring_factory.h"
 #include "transport/memory_access.h"
 #include "verbs.h"

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "emu/ipc/protocol.h"
-#include "nic.h"
+#include "nic/nic.h"
 #include "objects/session_objects.h"
 
 #include <spdlog/fmt/fmt.h>
@@ -157,5 +157,7 @@ void free_flow(Nic&, SessionObjects&, Flow&);
 void free_wq(Nic&, SessionObjects&, Wq&);
 void free_ind_table(Nic&, SessionObjects&, RwqIndTable&);
 void free_xrcd(Nic&, SessionObjects&, XrcdHandle&);
+// Everything a session owns, in the order the destroy verbs allow (a session's end).
+void free_session_objects(Nic&, SessionObjects&);
 
 } // namespace nicsim

@@ -1,7 +1,7 @@
 // Receive work queues and their indirection tables (ibv_create_wq, ibv_modify_wq,
 // ibv_destroy_wq, ibv_create_rwq_ind_table, ibv_destroy_rwq_ind_table): the receive side of
 // RSS QPs. A WQ is a ring like an SRQ's with a CQ of its own.
-#include "device_limits.h"
+#include "nic/device_limits.h"
 #include "objects/ring_factory.h"
 #include "verbs.h"
 

@@ -1,8 +1,8 @@
 // Device memory: MRs on it are zero-based (addresses from 0, for lkeys and rkeys alike) and lie
 // in the NIC's own mapping, so the engines DMA them in the NIC's own memory, not the app's. The
 // verbs' checks: max_dm_size, EBUSY while MRs use a DM, teardown order.
-#include "device_limits.h"
 #include "dma/process_memory.h"
+#include "nic/device_limits.h"
 #include "protocol_rig.h"
 
 #include <algorithm>
@@ -195,7 +195,7 @@ TEST_CASE("device memory: allocation limits, registration checks, EBUSY and tear
                                         half));
 
     // The session ends with the MR still on the DM: MRs go first, then the DM.
-    rig.objects.destroy_all(rig.nic);
+    free_session_objects(rig.nic, rig.objects);
     CHECK(rig.objects.dms.empty());
     CHECK(rig.objects.mrs.empty());
     CHECK(rig.nic.totals().dm_bytes == 0);

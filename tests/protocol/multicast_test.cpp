@@ -1,7 +1,7 @@
 // UD multicast (IBA 10.5): ibv_attach_mcast / ibv_detach_mcast as the NIC runs them, sends to a
 // multicast GID, and delivery of a group's packet to every attached QP of the NIC.
-#include "device_limits.h"
 #include "emu/wire/multicast.h"
+#include "nic/device_limits.h"
 #include "protocol_rig.h"
 #include "transport/ud.h"
 

@@ -10,7 +10,7 @@
 #include "emu/ipc/rings.h"
 #include "emu/wire/packet.h"
 #include "emu/wire/psn.h"
-#include "nic.h"
+#include "nic/nic.h"
 #include "objects/session_objects.h"
 #include "rig_check.h"
 #include "transport/engines.h"

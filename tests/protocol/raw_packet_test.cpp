@@ -235,7 +235,7 @@ TEST_CASE("raw: a flow holds its QP; once destroyed, its frames are no longer st
 
     // Session teardown frees flows before their QPs.
     flow(rig, a);
-    rig.objects.destroy_all(rig.nic);
+    free_session_objects(rig.nic, rig.objects);
     CHECK(rig.nic.flows().empty());
     CHECK(rig.objects.count() == 0);
 }
@@ -420,6 +420,6 @@ TEST_CASE("rss: frames spread over the WQs by the Toeplitz hash; WQ states gate 
     CHECK(nicsim::modify_wq(rig.ctx, {wqs[0]->handle, IBV_WQ_ATTR_STATE, IBV_WQS_RESET, 0, 0, 0},
                             e) == 0);
 
-    rig.objects.destroy_all(rig.nic);
+    free_session_objects(rig.nic, rig.objects);
     CHECK(rig.objects.count() == 0);
 }

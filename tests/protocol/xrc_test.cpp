@@ -476,7 +476,7 @@ TEST_CASE("xrc: domains named by a file are shared across sessions, others are p
         ipc::Empty e;
         CHECK(nicsim::close_xrcd(other.ctx, {theirs, 0}, e) == EBUSY);
         CHECK(nicsim::close_xrcd(rig.ctx, {mine, 0}, e) == EBUSY);
-        other.objects.destroy_all(rig.nic); // the other process exits
+        free_session_objects(rig.nic, other.objects); // the other process exits
         CHECK(other.objects.count() == 0);
         CHECK(rig.objects.xrcds.get(mine)->xrcd->opens == 1);
         REQUIRE(nicsim::destroy_srq(rig.ctx, {srq.handle, 0}, e) == 0);
@@ -485,7 +485,7 @@ TEST_CASE("xrc: domains named by a file are shared across sessions, others are p
         open_xrcd(rig.ctx, fd, 0, &err);
         CHECK(err == EAGAIN);
     }
-    other.objects.destroy_all(rig.nic);
+    free_session_objects(rig.nic, other.objects);
     ::close(fd);
     ::unlink(path);
 }
@@ -535,7 +535,7 @@ TEST_CASE("xrc: an ibv_open_qp handle keeps the XRC_RECV QP after its creator le
     REQUIRE(nicsim::destroy_qp(other.ctx, {r.handle, 0}, e) == 0);
     CHECK(rig.nic.qp_by_qpn(qpn) == nullptr);
     CHECK(nicsim::close_xrcd(other.ctx, {theirs, 0}, e) == 0);
-    other.objects.destroy_all(rig.nic);
+    free_session_objects(rig.nic, other.objects);
     ::close(fd);
     ::unlink(path);
 }

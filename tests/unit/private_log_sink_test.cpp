@@ -1,4 +1,4 @@
-#include "private_log_sink.h"
+#include "support/private_log_sink.h"
 
 #include "temp_dir.h"
 

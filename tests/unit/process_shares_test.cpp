@@ -1,8 +1,8 @@
 // Per-process shares (nicsimd --max-per-process) through the verbs the daemon runs: one process
 // gets EAGAIN past its share, with a log line naming the limit; another process still gets its
 // own; freeing one makes room again.
-#include "config.h"
-#include "nic.h"
+#include "nic/config.h"
+#include "nic/nic.h"
 #include "objects/session_objects.h"
 #include "verbs/verbs.h"
 
@@ -38,7 +38,7 @@ struct Process {
     Process(Daemon& d, pid_t pid) : ctx{d.nic, objects, d.log, "session#1", pid, {}} {
         objects.memories.bind(pid, nicsim::UniqueFd(::open("/proc/self/mem", O_RDWR)));
     }
-    ~Process() { objects.destroy_all(ctx.nic); }
+    ~Process() { free_session_objects(ctx.nic, objects); }
 
     int create_cq(uint32_t* handle = nullptr) {
         ipc::CreateCqReply r{};

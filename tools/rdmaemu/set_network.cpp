@@ -147,7 +147,7 @@ std::string build(int subnet, int count, int roce_mtu, emu::OwnedFd& peers) {
     const int mtu = netdev_mtu(roce_mtu);
     for (int i = 1; i <= count; ++i) {
         const std::string name = netdev_name(i);
-        // nicsim/device.cpp makes the node GUID from this MAC, 02:52 and the IPv4 address.
+        // nicsim/nic/device.cpp makes the node GUID from this MAC, 02:52 and the IPv4 address.
         const std::array<uint8_t, 6> mac = {
             0x02, 0x52, 127, 0, static_cast<uint8_t>(subnet), static_cast<uint8_t>(i)};
         const uint32_t addr =

@@ -6,8 +6,8 @@
 //
 // The wire value is ABI between the library and the daemon: never change or reuse one; a new op
 // takes the next free value (protocol.h checks they run 1, 2, ... without a gap). The handler is a
-// function of nicsim/verbs/verbs.h for the verbs ops and of nicsim/cm/cm_dispatch.cpp for the CM
-// ones; nullptr where the session answers the op itself. The structs and handlers are named here
+// function of nicsim/verbs/verbs.h for the verbs ops and of nicsim/control/cm_dispatch.cpp for the
+// CM ones; nullptr where the session answers the op itself. The structs and handlers are named here
 // only: each is looked up where the list is expanded, so the library never sees the handlers.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "poll_loop.h"
+#include "daemon/poll_loop.h"
 
 #include <cerrno>
 #include <chrono>

@@ -1,6 +1,6 @@
-#include "cm_dispatch.h"
+#include "control/cm_dispatch.h"
 
-#include "cm_agent.h"
+#include "cm/cm_agent.h"
 #include "control/session.h"
 #include "emu/ipc/cm_protocol.h"
 

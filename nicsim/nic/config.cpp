@@ -1,4 +1,4 @@
-#include "config.h"
+#include "nic/config.h"
 
 #include "emu/share_limits.h"
 #include "emu/uid_list.h"

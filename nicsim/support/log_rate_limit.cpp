@@ -1,4 +1,4 @@
-#include "log_rate_limit.h"
+#include "support/log_rate_limit.h"
 
 #include <utility>
 

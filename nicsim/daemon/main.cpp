@@ -2,15 +2,15 @@
 // host's RoCE v2 port.
 #include "cm/cm_agent.h"
 #include "cm/gsi_port.h"
-#include "config.h"
 #include "control/server.h"
+#include "daemon/engine.h"
+#include "daemon/poll_loop.h"
 #include "diag/peer_reasons.h"
-#include "engine.h"
 #include "net/roce_port.h"
 #include "net/udp_link.h"
-#include "nic.h"
-#include "poll_loop.h"
-#include "private_log_sink.h"
+#include "nic/config.h"
+#include "nic/nic.h"
+#include "support/private_log_sink.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>

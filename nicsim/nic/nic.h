@@ -2,13 +2,13 @@
 // Per-session objects live in SessionObjects; this holds what sessions share.
 #pragma once
 
-#include "device.h"
-#include "diag/counter_list.h"
 #include "diag/error_log.h"
 #include "diag/hw_counters.h"
 #include "emu/keys.h"
+#include "nic/device.h"
+#include "nic/process_shares.h"
 #include "objects/objects.h"
-#include "process_shares.h"
+#include "support/counter_list.h"
 
 #include <cstdint>
 #include <functional>

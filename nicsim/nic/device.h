@@ -1,7 +1,7 @@
 // The emulated device a host exposes: its identity (name, GUID, GID) and its attributes.
 #pragma once
 
-#include "config.h"
+#include "nic/config.h"
 
 #include <infiniband/verbs.h>
 

@@ -5,7 +5,7 @@
 // sleeps and block in epoll, woken by a packet, a doorbell kick, a timer or a control request.
 #pragma once
 
-#include "engine.h"
+#include "daemon/engine.h"
 
 #include <boost/asio/io_context.hpp>
 #include <spdlog/logger.h>

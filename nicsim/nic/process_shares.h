@@ -7,7 +7,7 @@
 #pragma once
 
 #include "emu/share_limits.h"
-#include "log_rate_limit.h"
+#include "support/log_rate_limit.h"
 
 #include <spdlog/logger.h>
 

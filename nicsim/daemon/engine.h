@@ -6,7 +6,7 @@
 #include "dma/dma_engine.h"
 #include "emu/wire/packet.h"
 #include "net/udp_link.h"
-#include "nic.h"
+#include "nic/nic.h"
 #include "transport/transport_env.h"
 
 #include <boost/asio/io_context.hpp>

@@ -1,6 +1,6 @@
-#include "diag/report.h"
+#include "nic/report.h"
 
-#include "nic.h"
+#include "nic/nic.h"
 #include "objects/session_objects.h"
 
 #include <spdlog/fmt/fmt.h>

@@ -1,4 +1,4 @@
-#include "engine.h"
+#include "daemon/engine.h"
 
 #include "control/status_json.h"
 #include "emu/ipc/protocol.h"

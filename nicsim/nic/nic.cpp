@@ -1,6 +1,6 @@
-#include "nic.h"
+#include "nic/nic.h"
 
-#include "device_limits.h"
+#include "nic/device_limits.h"
 
 #include "emu/wire/multicast.h"
 

@@ -1,6 +1,6 @@
-#include "device.h"
+#include "nic/device.h"
 
-#include "device_limits.h"
+#include "nic/device_limits.h"
 
 #include <arpa/inet.h>
 #include <cstring>

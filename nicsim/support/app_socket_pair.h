@@ -3,7 +3,7 @@
 // block the NIC.
 #pragma once
 
-#include "unique_fd.h"
+#include "support/unique_fd.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>

@@ -2,10 +2,10 @@
 // split. Kept apart from the verbs-level Qp so each engine's state is visible at a glance.
 #pragma once
 
-#include "diag/counter_list.h"
 #include "dma/dma_engine.h"
 #include "emu/ipc/rings.h"
 #include "emu/wr_opcodes.h"
+#include "support/counter_list.h"
 
 #include <cstdint>
 #include <deque>

@@ -1,4 +1,4 @@
-#include "process_shares.h"
+#include "nic/process_shares.h"
 
 namespace nicsim {
 
