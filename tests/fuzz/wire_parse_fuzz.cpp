@@ -1,7 +1,7 @@
 // Fuzz target: the RoCE v2 packet parser and the multicast trailer, as the link and the Engine
-// meet untrusted datagrams (nicsim/net/udp_link.cpp, nicsim/daemon/engine.cpp). A packet that parses
-// must keep its payload inside the datagram and encode back to the same header bytes, bar the
-// reserved bits.
+// meet untrusted datagrams (nicsim/net/udp_link.cpp, nicsim/daemon/engine.cpp). A packet that
+// parses must keep its payload inside the datagram and encode back to the same header bytes, bar
+// the reserved bits.
 #include "emu/wire/multicast.h"
 #include "emu/wire/packet.h"
 
