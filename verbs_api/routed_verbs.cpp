@@ -5,9 +5,9 @@
 // passes through here. Verbs with nothing to route (string tables, rates, kernel struct copies)
 // are defined in one place only.
 #include "async_event_target.h"
+#include "backends/emulated/emulated_verbs.h"
 #include "backends/hardware/checks.h"
 #include "backends/hardware/real_library.h"
-#include "emulated_verbs.h"
 #include "export.h"
 #include "route.h"
 #include "trace/trace.h"

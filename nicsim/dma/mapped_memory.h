@@ -1,7 +1,7 @@
 // The whole pages of an MR that the app turned into a shared mapping at registration (a sealed
-// memfd it handed over, FreeFlow's design; verbs_api/shared_pages.cpp): the NIC maps the same
-// pages and moves bytes there with plain memory copies, no syscall. Bytes of the MR outside
-// them (a partly covered first or last page) go through the process's memory.
+// memfd it handed over, FreeFlow's design; verbs_api/backends/emulated/shared_pages.cpp): the NIC
+// maps the same pages and moves bytes there with plain memory copies, no syscall. Bytes of the MR
+// outside them (a partly covered first or last page) go through the process's memory.
 #pragma once
 
 #include "memory.h"

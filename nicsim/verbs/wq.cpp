@@ -10,8 +10,9 @@
 namespace nicsim {
 
 static_assert(limits::kMaxRwqIndTableLog == ipc::kMaxRwqIndTableLog);
-static_assert(limits::kMaxRwqIndTables == 4096 && limits::kMaxWq == 16384,
-              "verbs_api/device_query.cpp reports these in rss_caps and max_wq_type_rq");
+static_assert(
+    limits::kMaxRwqIndTables == 4096 && limits::kMaxWq == 16384,
+    "verbs_api/backends/emulated/device_query.cpp reports these in rss_caps and max_wq_type_rq");
 
 int create_wq(VerbContext& c, const ipc::CreateWqReq& q, ipc::CreateWqReply& r) {
     Pd* pd = c.objects.pds.get(q.pd);

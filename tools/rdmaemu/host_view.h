@@ -40,7 +40,8 @@ std::optional<std::string> snapshot_device(const std::string& socket, DeviceSnap
 std::vector<std::pair<std::string, std::string>> sysfs_files(const DeviceSnapshot& dev,
                                                              const std::string& netdev);
 
-// The uverbs name libibverbs gives the emulated device (verbs_api/device_list.cpp).
+// The uverbs name libibverbs gives the emulated device
+// (verbs_api/backends/emulated/device_list.cpp).
 inline constexpr const char* kUverbsName = "uverbs0";
 
 enum class ViewResult {

@@ -1,7 +1,7 @@
 #include "explain/explain.h"
 
+#include "backends/emulated/emu_objects.h"
 #include "emu/verbs_names.h"
-#include "emu_objects.h"
 #include "trace/trace.h"
 
 #include <cerrno>

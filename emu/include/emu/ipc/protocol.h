@@ -154,9 +154,10 @@ struct HandleReply {
     uint32_t reserved;
 };
 
-// The whole pages of an MR the library made a shared mapping of (verbs_api/shared_pages.h): the
-// request carries their memfd (sealed against shrinking) and the NIC maps it too. length 0:
-// none, the NIC reaches the MR through the process's /proc/self/mem.
+// The whole pages of an MR the library made a shared mapping of
+// (verbs_api/backends/emulated/shared_pages.h): the request carries their memfd (sealed against
+// shrinking) and the NIC maps it too. length 0: none, the NIC reaches the MR through the process's
+// /proc/self/mem.
 struct SharedPages {
     uint64_t start;  // the app's address of the first page
     uint64_t length; // bytes, whole pages, inside the MR's range

@@ -1,11 +1,11 @@
 // Opening, importing and closing a device context: each opened context starts a control
 // session with the host's NIC, and an imported one shares the session it was made from.
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/emulated_verbs.h"
+#include "backends/emulated/ops.h"
 #include "emu/ipc/reasons.h"
 #include "emu/paths.h"
-#include "emu_objects.h"
-#include "emulated_verbs.h"
 #include "explain/explain.h"
-#include "ops.h"
 #include "route.h"
 
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "process_maps.h"
+#include "backends/emulated/process_maps.h"
 
 #include <cstdio>
 #include <fcntl.h>

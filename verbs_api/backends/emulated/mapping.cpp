@@ -1,6 +1,6 @@
 // Shared mappings of the NIC's memfds, and the doorbell.
-#include "dead_nic.h"
-#include "emu_objects.h"
+#include "backends/emulated/dead_nic.h"
+#include "backends/emulated/emu_objects.h"
 
 #include <cerrno>
 #include <sys/mman.h>

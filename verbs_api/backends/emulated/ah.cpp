@@ -1,8 +1,8 @@
 // Address handles, and building one from a received work completion.
-#include "dead_nic.h"
+#include "backends/emulated/dead_nic.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/emulated_verbs.h"
 #include "emu/wire/multicast.h"
-#include "emu_objects.h"
-#include "emulated_verbs.h"
 
 #include <arpa/inet.h>
 #include <cerrno>

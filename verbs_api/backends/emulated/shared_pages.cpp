@@ -1,6 +1,6 @@
-#include "shared_pages.h"
+#include "backends/emulated/shared_pages.h"
 
-#include "process_maps.h"
+#include "backends/emulated/process_maps.h"
 
 #include <infiniband/verbs.h>
 

@@ -1,8 +1,8 @@
 // Shared receive queues: basic ones, and XRC SRQs (ibv_create_srq_ex, ibv_get_srq_num).
-#include "dead_nic.h"
-#include "emu_objects.h"
-#include "emulated_verbs.h"
-#include "ops.h"
+#include "backends/emulated/dead_nic.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/emulated_verbs.h"
+#include "backends/emulated/ops.h"
 
 #include <cerrno>
 #include <new>

@@ -1,8 +1,8 @@
 // Receive work queues and indirection tables, the receive side of RSS QPs, reached through the
 // verbs_context ops (ibv_create_wq and its kin are inline in <infiniband/verbs.h>).
-#include "dead_nic.h"
-#include "emu_objects.h"
-#include "ops.h"
+#include "backends/emulated/dead_nic.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/ops.h"
 
 #include <cerrno>
 #include <new>

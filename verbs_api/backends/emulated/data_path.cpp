@@ -1,10 +1,10 @@
 // The data path: posting writes WQEs into the shared rings and rings the doorbell; polling
 // reads CQEs from shared memory. No socket, and a syscall only to wake a sleeping NIC.
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/ops.h"
 #include "emu/verbs_names.h"
 #include "emu/wr_opcodes.h"
-#include "emu_objects.h"
 #include "explain/explain.h"
-#include "ops.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,7 +1,7 @@
 // A destroyed QP's CQEs leave its CQs: the NIC makes none after the destroy, and those already
 // in the ring are skipped by the polls (mlx5's __mlx5_cq_clean and irdma's clean at destroy_qp;
 // rxe leaves them).
-#include "emu_objects.h"
+#include "backends/emulated/emu_objects.h"
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
 // Device, port, GID and P_Key queries, answered by the NIC.
-#include "emu_objects.h"
-#include "emulated_verbs.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/emulated_verbs.h"
+#include "backends/emulated/ops.h"
 #include "export.h"
-#include "ops.h"
 #include "route.h"
 
 #include <algorithm>

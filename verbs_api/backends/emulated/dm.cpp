@@ -1,8 +1,8 @@
 // Device memory: the NIC's memory, mapped here, so ibv_memcpy_to/from_dm are plain copies.
-#include "dead_nic.h"
-#include "emu_objects.h"
-#include "emulated_verbs.h"
-#include "ops.h"
+#include "backends/emulated/dead_nic.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/emulated_verbs.h"
+#include "backends/emulated/ops.h"
 
 #include <cerrno>
 #include <cstring>

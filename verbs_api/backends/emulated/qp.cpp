@@ -1,10 +1,10 @@
 // Queue pairs: creation (classic and extended), the state machine (checked by the NIC),
 // queries and destruction.
-#include "dead_nic.h"
+#include "backends/emulated/dead_nic.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/emulated_verbs.h"
+#include "backends/emulated/ops.h"
 #include "emu/wr_opcodes.h"
-#include "emu_objects.h"
-#include "emulated_verbs.h"
-#include "ops.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,9 +1,9 @@
 // The extended CQ's polling interface (ibv_start_poll / ibv_next_poll / ibv_end_poll and the
 // ibv_wc_read_* accessors), over the same shared ring as ibv_poll_cq.
-#include "dead_nic.h"
-#include "emu_objects.h"
+#include "backends/emulated/dead_nic.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/ops.h"
 #include "explain/explain.h"
-#include "ops.h"
 
 #include <cstring>
 

@@ -1,7 +1,7 @@
 // Multicast groups for UD QPs: the NIC keeps the membership and checks the arguments as the
 // kernel does (EINVAL: not a UD QP or not a multicast GID; ENOMEM: a device limit).
-#include "emu_objects.h"
-#include "emulated_verbs.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/emulated_verbs.h"
 
 #include <cerrno>
 #include <cstring>

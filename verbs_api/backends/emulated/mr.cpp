@@ -1,10 +1,10 @@
 // Memory registration. The NIC keeps the keys and checks every access against them.
-#include "dead_nic.h"
-#include "emu_objects.h"
-#include "emulated_verbs.h"
-#include "mr_pages.h"
-#include "ops.h"
-#include "shared_pages.h"
+#include "backends/emulated/dead_nic.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/emulated_verbs.h"
+#include "backends/emulated/mr_pages.h"
+#include "backends/emulated/ops.h"
+#include "backends/emulated/shared_pages.h"
 #include "verbs_log.h"
 
 #include <cerrno>

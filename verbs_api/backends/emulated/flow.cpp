@@ -1,9 +1,9 @@
 // Flow steering (ibv_create_flow, ibv_destroy_flow), reached through the verbs_context ops:
 // the attr and its specs go to the NIC, which checks them and steers matching frames to the
 // raw packet QP.
-#include "dead_nic.h"
-#include "emu_objects.h"
-#include "ops.h"
+#include "backends/emulated/dead_nic.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/ops.h"
 
 #include <cerrno>
 #include <cstring>

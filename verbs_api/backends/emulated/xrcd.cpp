@@ -1,8 +1,8 @@
 // XRC domains (ibv_open_xrcd, ibv_close_xrcd), with the checks of rdma-core's
 // ibv_cmd_open_xrcd. The NIC finds the domain's file from our descriptor itself.
-#include "dead_nic.h"
-#include "emu_objects.h"
-#include "ops.h"
+#include "backends/emulated/dead_nic.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/ops.h"
 
 #include <cerrno>
 #include <new>

@@ -1,8 +1,8 @@
 // Memory windows. Allocation goes to the NIC; binding and invalidation are work requests on
 // the send queue (type 1 through ibv_bind_mw), executed by the NIC in order.
-#include "dead_nic.h"
-#include "emu_objects.h"
-#include "ops.h"
+#include "backends/emulated/dead_nic.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/ops.h"
 
 #include <cerrno>
 #include <new>

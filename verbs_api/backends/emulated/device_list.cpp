@@ -1,7 +1,7 @@
 // The device list: one emulated device per host, found through the host's control socket.
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/emulated_verbs.h"
 #include "emu/paths.h"
-#include "emu_objects.h"
-#include "emulated_verbs.h"
 #include "route.h"
 
 #include <cerrno>

@@ -1,9 +1,9 @@
 // Asynchronous events: the NIC writes one record per event to the context's async fd; when the
 // NIC is gone, the fd's end of file is IBV_EVENT_DEVICE_FATAL.
 #include "async_event_target.h"
-#include "dead_nic.h"
-#include "emu_objects.h"
-#include "emulated_verbs.h"
+#include "backends/emulated/dead_nic.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/emulated_verbs.h"
 #include "explain/explain.h"
 
 #include <cerrno>

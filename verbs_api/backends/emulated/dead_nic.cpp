@@ -1,6 +1,6 @@
-#include "dead_nic.h"
+#include "backends/emulated/dead_nic.h"
 
-#include "emu_objects.h"
+#include "backends/emulated/emu_objects.h"
 #include "verbs_log.h"
 
 #include <cerrno>

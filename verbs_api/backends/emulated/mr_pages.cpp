@@ -1,6 +1,6 @@
-#include "mr_pages.h"
+#include "backends/emulated/mr_pages.h"
 
-#include "process_maps.h"
+#include "backends/emulated/process_maps.h"
 
 #include "emu/access_flags.h"
 

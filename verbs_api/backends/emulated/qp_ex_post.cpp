@@ -2,9 +2,9 @@
 // in the SQ ring, the ibv_wr_set_* calls fill it, and ibv_wr_complete publishes the batch and
 // rings the doorbell once. An invalid call poisons the batch: ibv_wr_complete then posts none
 // of it and returns the error, as mlx5 does.
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/ops.h"
 #include "emu/wr_opcodes.h"
-#include "emu_objects.h"
-#include "ops.h"
 
 #include <cerrno>
 #include <cstring>

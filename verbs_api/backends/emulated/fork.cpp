@@ -3,7 +3,7 @@
 // writing this process's memory through its /proc/self/mem by virtual address, so fork()
 // is always safe: there is nothing to set up and nothing to protect.
 
-#include "emulated_verbs.h"
+#include "backends/emulated/emulated_verbs.h"
 
 #include <infiniband/verbs.h>
 

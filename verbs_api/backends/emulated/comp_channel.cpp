@@ -1,7 +1,7 @@
 // Completion channels: a real pollable fd on which the NIC posts one record per CQ event.
-#include "dead_nic.h"
-#include "emu_objects.h"
-#include "emulated_verbs.h"
+#include "backends/emulated/dead_nic.h"
+#include "backends/emulated/emu_objects.h"
+#include "backends/emulated/emulated_verbs.h"
 
 #include <cerrno>
 #include <new>
