@@ -1,31 +1,22 @@
-// Just enough JSON for the daemon's status document: a parsed tree to print from, and quoting
-// for what rdmaemu writes itself.
+// The daemon's status document as rdmaemu reads it: nlohmann's JSON, in document order (counters
+// print in the order the daemon lists them), and how a member prints.
 #pragma once
 
-#include <optional>
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 namespace rdmaemu {
 
-struct Json {
-    enum class Kind { Null, Bool, Number, String, Array, Object };
-    Kind kind = Kind::Null;
-    bool boolean = false;
-    std::string text; // a string's value, or a number as written (pids stay integers)
-    std::vector<Json> items;
-    std::vector<std::pair<std::string, Json>> members; // in document order
+using Json = nlohmann::ordered_json;
 
-    const Json* find(std::string_view key) const;
-    // A member as text to print (numbers and strings as they are), or `fallback`.
-    std::string str(std::string_view key, std::string_view fallback = "?") const;
-};
-
-std::optional<Json> parse_json(std::string_view text);
-
-// `s` as a JSON string literal, quotes included.
-std::string json_quote(std::string_view s);
+// Member `key` of `doc`, or nullptr (absent, or `doc` is no object).
+const Json* member(const Json& doc, std::string_view key);
+// Member `key` of `doc` as text to print (strings as they are, numbers and booleans as JSON
+// writes them), or `fallback` when it is absent or something else.
+std::string member_text(const Json& doc, std::string_view key, std::string_view fallback = "?");
+// A value as member_text prints it.
+std::string value_text(const Json& value, std::string_view fallback = "?");
 
 } // namespace rdmaemu

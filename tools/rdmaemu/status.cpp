@@ -38,76 +38,81 @@ void print_mode(emu::BackendMode mode, bool valid) {
 }
 
 void print_sessions(const Json& doc) {
-    const Json* sessions = doc.find("sessions");
-    if (!sessions || sessions->items.empty()) {
+    const Json* sessions = member(doc, "sessions");
+    if (!sessions || sessions->empty()) {
         std::printf("  no sessions\n");
         return;
     }
-    for (const Json& s : sessions->items) {
+    for (const Json& s : *sessions) {
         std::string objects;
-        if (const Json* o = s.find("objects"))
-            for (const auto& [name, count] : o->members)
-                objects += " " + name + "=" + o->str(name);
-        std::printf("  session %-4s pid %-7s %-16s %-8s%s\n", s.str("session").c_str(),
-                    s.str("pid").c_str(), s.str("comm").c_str(), s.str("kind").c_str(),
-                    objects.c_str());
-        if (const Json* qps = s.find("qps"))
-            for (const Json& q : qps->items)
-                std::printf("    qp %-8s %-3s %-5s tx %s pkts %s B  rx %s pkts %s B  retrans %s  "
-                            "timeouts %s  naks %s/%s  rnr-naks %s/%s (sent/received)\n",
-                            q.str("qpn").c_str(), q.str("type").c_str(), q.str("state").c_str(),
-                            q.str("tx_packets").c_str(), q.str("tx_bytes").c_str(),
-                            q.str("rx_packets").c_str(), q.str("rx_bytes").c_str(),
-                            q.str("retransmits").c_str(), q.str("timeouts").c_str(),
-                            q.str("naks_sent").c_str(), q.str("naks_received").c_str(),
-                            q.str("rnr_naks_sent").c_str(), q.str("rnr_naks_received").c_str());
-        if (const Json* ids = s.find("cm_ids"))
-            for (const Json& c : ids->items)
-                std::printf("    cm id %-4s %-14s %-12s %s -> %s  qpn %s\n", c.str("id").c_str(),
-                            c.str("state").c_str(), c.str("cm_state").c_str(),
-                            c.str("local").c_str(), c.str("remote").c_str(), c.str("qpn").c_str());
-        if (const Json* mrs = s.find("mrs"))
-            for (const Json& m : mrs->items)
+        if (const Json* o = member(s, "objects"))
+            for (const auto& [name, count] : o->items())
+                objects += " " + name + "=" + value_text(count);
+        std::printf("  session %-4s pid %-7s %-16s %-8s%s\n", member_text(s, "session").c_str(),
+                    member_text(s, "pid").c_str(), member_text(s, "comm").c_str(),
+                    member_text(s, "kind").c_str(), objects.c_str());
+        if (const Json* qps = member(s, "qps"))
+            for (const Json& q : *qps)
+                std::printf(
+                    "    qp %-8s %-3s %-5s tx %s pkts %s B  rx %s pkts %s B  retrans %s  "
+                    "timeouts %s  naks %s/%s  rnr-naks %s/%s (sent/received)\n",
+                    member_text(q, "qpn").c_str(), member_text(q, "type").c_str(),
+                    member_text(q, "state").c_str(), member_text(q, "tx_packets").c_str(),
+                    member_text(q, "tx_bytes").c_str(), member_text(q, "rx_packets").c_str(),
+                    member_text(q, "rx_bytes").c_str(), member_text(q, "retransmits").c_str(),
+                    member_text(q, "timeouts").c_str(), member_text(q, "naks_sent").c_str(),
+                    member_text(q, "naks_received").c_str(),
+                    member_text(q, "rnr_naks_sent").c_str(),
+                    member_text(q, "rnr_naks_received").c_str());
+        if (const Json* ids = member(s, "cm_ids"))
+            for (const Json& c : *ids)
+                std::printf("    cm id %-4s %-14s %-12s %s -> %s  qpn %s\n",
+                            member_text(c, "id").c_str(), member_text(c, "state").c_str(),
+                            member_text(c, "cm_state").c_str(), member_text(c, "local").c_str(),
+                            member_text(c, "remote").c_str(), member_text(c, "qpn").c_str());
+        if (const Json* mrs = member(s, "mrs"))
+            for (const Json& m : *mrs)
                 std::printf("    mr %-4s %s B  %-13s (%s B shared with the NIC)\n",
-                            m.str("handle").c_str(), m.str("length").c_str(),
-                            m.str("engine").c_str(), m.str("shared_bytes").c_str());
+                            member_text(m, "handle").c_str(), member_text(m, "length").c_str(),
+                            member_text(m, "engine").c_str(),
+                            member_text(m, "shared_bytes").c_str());
     }
 }
 
 // The host's wire (and CM) counters on a line each: name=value for every counter the daemon
 // reports.
 void print_counters(const Json& doc) {
-    for (const auto& [member, label] : {std::pair{"counters", "wire"}, {"cm", "cm"}}) {
-        const Json* c = doc.find(member);
+    for (const auto& [key, label] : {std::pair{"counters", "wire"}, {"cm", "cm"}}) {
+        const Json* c = member(doc, key);
         if (!c) continue;
         std::string line;
-        for (const auto& [name, value] : c->members)
-            line += " " + name + "=" + c->str(name);
+        for (const auto& [name, value] : c->items())
+            line += " " + name + "=" + value_text(value);
         std::printf("  %s:%s\n", label, line.c_str());
     }
 }
 
 // rxe's hw_counters and ours, on one line.
 void print_hw_counters(const Json& doc) {
-    const Json* c = doc.find("hw_counters");
+    const Json* c = member(doc, "hw_counters");
     if (!c) return;
     std::string line;
-    for (const auto& [name, value] : c->members)
-        line += " " + name + "=" + c->str(name);
+    for (const auto& [name, value] : c->items())
+        line += " " + name + "=" + value_text(value);
     std::printf("  transport:%s\n", line.c_str());
 }
 
 // The host's recent failures and notices, oldest first, each with who and why.
 void print_errors(const Json& doc) {
-    const Json* e = doc.find("errors");
-    const Json* recent = e ? e->find("recent") : nullptr;
-    if (!recent || recent->items.empty()) return;
-    std::printf("  recent errors (%s in all, the last %zu kept):\n", e->str("total").c_str(),
-                recent->items.size());
-    for (const Json& r : recent->items) {
-        std::string qp = r.str("qpn") == "0x0" ? "" : "qp " + r.str("qpn") + ": ";
-        std::printf("    %s %s: %s%s\n", r.str("time").c_str(), r.str("who").c_str(), qp.c_str(),
-                    r.str("text").c_str());
+    const Json* e = member(doc, "errors");
+    const Json* recent = e ? member(*e, "recent") : nullptr;
+    if (!recent || recent->empty()) return;
+    std::printf("  recent errors (%s in all, the last %zu kept):\n",
+                member_text(*e, "total").c_str(), recent->size());
+    for (const Json& r : *recent) {
+        std::string qp = member_text(r, "qpn") == "0x0" ? "" : "qp " + member_text(r, "qpn") + ": ";
+        std::printf("    %s %s: %s%s\n", member_text(r, "time").c_str(),
+                    member_text(r, "who").c_str(), qp.c_str(), member_text(r, "text").c_str());
     }
 }
 
@@ -126,11 +131,12 @@ void print_text(const std::string& runtime, const std::vector<HostStatus>& all) 
         }
         const Json& d = *s.doc;
         std::printf("host %d  %-13s %-6s up  daemon pid %s  mtu %s  gid %s\n", h.index,
-                    d.str("address").c_str(), d.str("device").c_str(), d.str("daemon_pid").c_str(),
-                    d.str("mtu").c_str(), d.str("gid").c_str());
+                    member_text(d, "address").c_str(), member_text(d, "device").c_str(),
+                    member_text(d, "daemon_pid").c_str(), member_text(d, "mtu").c_str(),
+                    member_text(d, "gid").c_str());
         // How IPv4 peers that send an IP ID are checked (docs/interop.md).
-        if (d.find("icrc_ipv4")) {
-            const std::string policy = d.str("icrc_ipv4");
+        if (member(d, "icrc_ipv4")) {
+            const std::string policy = member_text(d, "icrc_ipv4");
             std::printf("  icrc: --icrc-ipv4 %s (%s)\n", policy.c_str(),
                         policy == "recover-id"
                             ? "an IPv4 peer's IP ID is found from its ICRC: a 16-bit check for "

@@ -23,22 +23,20 @@ std::string why_no_answer(const HostEntry& h, bool connected, int err) {
     return "daemon alive but not answering: " + std::string(std::strerror(err));
 }
 
-// {"host":I, <the daemon's members>, "up":true}: the daemon's text is passed through as is, so
-// keys this tool does not know yet (counters) reach scripts unchanged.
-std::string host_json(const HostStatus& s) {
-    std::string out = "{\"host\":" + std::to_string(s.entry->index) + ",";
+// {"host":I, <the daemon's members>, "up":true}: every member the daemon wrote is kept, so keys
+// this tool does not know yet (counters) reach scripts unchanged.
+Json host_json(const HostStatus& s) {
+    Json out = {{"host", s.entry->index}};
     if (s.doc) {
-        std::string_view body = s.raw;
-        body = body.substr(body.find('{') + 1);
-        body = body.substr(0, body.rfind('}'));
-        if (!s.doc->members.empty()) out += std::string(body) + ",";
+        out.update(*s.doc);
     } else {
-        out += "\"address\":" + json_quote(s.entry->address) +
-               ",\"device\":" + json_quote(s.entry->device) +
-               ",\"daemon_pid\":" + std::to_string(s.entry->pid) + ",";
+        out["address"] = s.entry->address;
+        out["device"] = s.entry->device;
+        out["daemon_pid"] = s.entry->pid;
     }
-    if (!s.error.empty()) out += "\"error\":" + json_quote(s.error) + ",";
-    return out + "\"up\":" + (s.up ? "true" : "false") + "}";
+    if (!s.error.empty()) out["error"] = s.error;
+    out["up"] = s.up;
+    return out;
 }
 
 } // namespace
@@ -63,21 +61,22 @@ HostStatus query_host(const HostEntry& h) {
         return s;
     }
     s.up = true;
-    s.doc = parse_json(s.raw);
-    if (!s.doc || s.doc->kind != Json::Kind::Object) {
-        s.doc.reset();
+    Json doc = Json::parse(s.raw, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_object())
+        s.doc = std::move(doc);
+    else
         s.error = "unreadable status from the daemon";
-    }
     return s;
 }
 
 std::string status_json(const std::string& runtime, emu::BackendMode mode,
                         const std::vector<HostStatus>& all) {
-    std::string out = "{\"runtime_dir\":" + json_quote(runtime) +
-                      ",\"mode\":" + json_quote(emu::backend_mode_name(mode)) + ",\"hosts\":[";
-    for (size_t i = 0; i < all.size(); ++i)
-        out += (i ? "," : "") + host_json(all[i]);
-    return out + "]}";
+    Json hosts = Json::array();
+    for (const HostStatus& s : all)
+        hosts.push_back(host_json(s));
+    Json out = {{"runtime_dir", runtime}, {"mode", emu::backend_mode_name(mode)}, {"hosts", hosts}};
+    // A name or path that is not UTF-8 is written with U+FFFD rather than refused.
+    return out.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 } // namespace rdmaemu

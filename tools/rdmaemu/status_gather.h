@@ -16,7 +16,7 @@ struct HostStatus {
     const HostEntry* entry = nullptr;
     bool up = false;
     std::string error; // why it is down, or why its status could not be read
-    std::string raw;   // the daemon's JSON text
+    std::string raw;   // the daemon's JSON text, as it came
     std::optional<Json> doc;
 };
 
