@@ -4,6 +4,8 @@
 
 #include "emu/wire/ip_cm.h"
 
+#include <nlohmann/json.hpp>
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
@@ -568,23 +570,25 @@ void CmAgent::on_timeout(CmId& id) {
     }
 }
 
-std::string CmAgent::ids_json(const CmClient& c) const {
-    std::string out = "[";
+Json CmAgent::ids_json(const CmClient& c) const {
+    Json out = Json::array();
     for (const auto& [h, id] : ids_) {
         if (id->owner != &c) continue;
         auto ep = [](const Endpoint& e) {
             char text[INET_ADDRSTRLEN] = "0.0.0.0";
             ::inet_ntop(AF_INET, &e.addr, text, sizeof text);
-            return std::string("\"") + text + ":" + std::to_string(e.port) + "\"";
+            return std::string(text) + ":" + std::to_string(e.port);
         };
-        if (out.size() > 1) out += ",";
-        out += "{\"id\":" + std::to_string(h) + ",\"state\":\"" + name(id->state) +
-               "\",\"cm_state\":\"" + name(id->cm) + "\",\"port_space\":" + std::to_string(id->ps) +
-               ",\"local\":" + ep(id->local) + ",\"remote\":" + ep(id->remote) +
-               ",\"qpn\":" + std::to_string(id->local_qpn) +
-               ",\"remote_qpn\":" + std::to_string(id->remote_qpn) + "}";
+        out.push_back({{"id", h},
+                       {"state", name(id->state)},
+                       {"cm_state", name(id->cm)},
+                       {"port_space", id->ps},
+                       {"local", ep(id->local)},
+                       {"remote", ep(id->remote)},
+                       {"qpn", id->local_qpn},
+                       {"remote_qpn", id->remote_qpn}});
     }
-    return out + "]";
+    return out;
 }
 
 } // namespace nicsim::cm

@@ -16,6 +16,7 @@
 #include "cm_id.h"
 #include "emu/ipc/cm_protocol.h"
 #include "emu/wire/ip_cm.h"
+#include "support/json.h"
 
 #include <rdma/rdma_cma.h>
 #include <spdlog/logger.h>
@@ -75,7 +76,7 @@ class CmAgent {
     CmCounters& counters() { return counters_; }
     const CmCounters& counters() const { return counters_; }
     // The CM IDs of a session, for status: [{"id":..,"state":..,"cm_state":..,...}, ...].
-    std::string ids_json(const CmClient& c) const;
+    Json ids_json(const CmClient& c) const;
     size_t id_count() const { return ids_.size(); }
 
   private:

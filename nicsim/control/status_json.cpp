@@ -2,10 +2,10 @@
 
 #include "cm/cm_agent.h"
 #include "session.h"
-#include "support/json_escape.h"
 
 #include "emu/verbs_names.h"
 
+#include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
@@ -14,15 +14,15 @@
 
 namespace nicsim {
 
-std::string host_counters_json(const LinkCounters& link, const RawCounters& raw,
-                               const McastCounters& mcast, const DropCounters& drops) {
-    std::string j;
-    append_counters_json(j, "", link);
-    append_counters_json(j, "raw_", raw);
-    append_counters_json(j, "mcast_", mcast);
-    append_counters_json(j, "mcast_", link.mcast);
-    append_counters_json(j, "", drops);
-    return "{" + j + "}";
+Json host_counters_json(const LinkCounters& link, const RawCounters& raw,
+                        const McastCounters& mcast, const DropCounters& drops) {
+    Json j = Json::object();
+    add_counters(j, "", link);
+    add_counters(j, "raw_", raw);
+    add_counters(j, "mcast_", mcast);
+    add_counters(j, "mcast_", link.mcast);
+    add_counters(j, "", drops);
+    return j;
 }
 
 namespace {
@@ -41,99 +41,83 @@ std::string peer_text(const ibv_qp_attr& a) {
     return out;
 }
 
-// The PSNs where each side stands and the peer: what a learner watches move in `rdmaemu ui`.
-std::string psn_json(const Qp& qp) {
-    return fmt::format(",\"sq_psn\":\"{:#x}\",\"una_psn\":\"{:#x}\",\"rq_psn\":\"{:#x}\","
-                       "\"dest_qpn\":\"{:#x}\",\"peer\":\"{}\"",
-                       qp.req.next_psn, qp.req.una_psn, qp.resp.epsn, qp.attr.dest_qp_num,
-                       peer_text(qp.attr));
+std::string hex(uint32_t v) {
+    return fmt::format("{:#x}", v);
 }
 
-std::string qp_json(const Qp& handle) {
+Json qp_json(const Qp& handle) {
     const Qp& qp = handle.shared ? *handle.shared : handle; // an ibv_open_qp handle: the QP
     // QP numbers in hex, as perftest, tshark and the verbs trace print them.
-    std::string j = fmt::format("{{\"qpn\":\"{:#x}\",\"type\":\"{}\",\"state\":\"{}\"", qp.qpn,
-                                emu::names::qp_type_short(qp.type),
-                                emu::names::qp_state_short(qp.attr.qp_state));
-    append_counters_json(j, "", qp.counters);
-    append_counters_json(j, "", qp.counters.drops);
-    return j + psn_json(qp) + "}";
+    Json j = {{"qpn", hex(qp.qpn)},
+              {"type", emu::names::qp_type_short(qp.type)},
+              {"state", emu::names::qp_state_short(qp.attr.qp_state)}};
+    add_counters(j, "", qp.counters);
+    add_counters(j, "", qp.counters.drops);
+    // The PSNs where each side stands and the peer: what a learner watches move in `rdmaemu ui`.
+    j["sq_psn"] = hex(qp.req.next_psn);
+    j["una_psn"] = hex(qp.req.una_psn);
+    j["rq_psn"] = hex(qp.resp.epsn);
+    j["dest_qpn"] = hex(qp.attr.dest_qp_num);
+    j["peer"] = peer_text(qp.attr);
+    return j;
 }
 
 // How the NIC reaches an MR's bytes: "mapped" (shared_bytes of them with memory copies, the rest
 // through the process's memory) or "process" (all through /proc/<pid>/mem).
-std::string mr_json(const Mr& mr) {
-    return "{\"handle\":" + std::to_string(mr.handle) + ",\"addr\":" + std::to_string(mr.addr) +
-           ",\"length\":" + std::to_string(mr.length) + ",\"engine\":\"" +
-           (mr.dm ? "device_memory" : mr.memory->engine()) +
-           "\",\"shared_bytes\":" + std::to_string(mr.memory->shared_bytes()) +
-           fmt::format(",\"lkey\":\"{:#x}\",\"rkey\":\"{:#x}\",\"access\":\"{}\"}}", mr.lkey,
-                       mr.rkey, emu::names::access_flags(mr.access));
+Json mr_json(const Mr& mr) {
+    return {{"handle", mr.handle},
+            {"addr", mr.addr},
+            {"length", mr.length},
+            {"engine", mr.dm ? "device_memory" : mr.memory->engine()},
+            {"shared_bytes", mr.memory->shared_bytes()},
+            {"lkey", hex(mr.lkey)},
+            {"rkey", hex(mr.rkey)},
+            {"access", emu::names::access_flags(mr.access)}};
 }
 
-std::string cq_json(const Cq& cq) {
-    return fmt::format("{{\"handle\":{},\"cqe\":{},\"overrun\":{}}}", cq.handle, cq.cqe,
-                       cq.overrun ? "true" : "false");
+Json cq_json(const Cq& cq) {
+    return {{"handle", cq.handle}, {"cqe", cq.cqe}, {"overrun", cq.overrun}};
+}
+
+Json session_json(const Nic& nic, const Session& s) {
+    Json j = {{"session", s.id()}, {"pid", s.pid()}, {"comm", s.comm()}};
+    if (const cm::CmClient* c = s.cm_client(); c && nic.cm()) {
+        j["kind"] = "cm";
+        j["channels"] = c->channel_count();
+        j["cm_ids"] = nic.cm()->ids_json(*c);
+        return j;
+    }
+    j["kind"] = "context";
+    j["objects"] = s.objects().counts_json();
+    Json& qps = j["qps"] = Json::array();
+    s.objects().qps.for_each([&](const Qp& qp) { qps.push_back(qp_json(qp)); });
+    Json& mrs = j["mrs"] = Json::array();
+    s.objects().mrs.for_each([&](const Mr& mr) { mrs.push_back(mr_json(mr)); });
+    Json& cqs = j["cqs"] = Json::array();
+    s.objects().cqs.for_each([&](const Cq& cq) { cqs.push_back(cq_json(cq)); });
+    return j;
 }
 
 } // namespace
 
 std::string host_status_json(const Nic& nic, const std::vector<const Session*>& sessions) {
     const Device& dev = nic.device();
-    std::string j = "{\"device\":\"" + json_escape(dev.name()) + "\",\"address\":\"" +
-                    dev.address_string() + "\",\"gid\":\"" + dev.gid_string() +
-                    "\",\"daemon_pid\":" + std::to_string(::getpid()) +
-                    ",\"mtu\":" + std::to_string(dev.config().mtu) + ",\"icrc_ipv4\":\"" +
-                    std::string(name(dev.config().icrc_ipv4)) + "\",\"sessions\":[";
-    bool first = true;
-    for (const Session* s : sessions) {
-        if (const cm::CmClient* c = s->cm_client(); c && nic.cm()) {
-            if (!first) j += ",";
-            first = false;
-            j += "{\"session\":" + std::to_string(s->id()) +
-                 ",\"pid\":" + std::to_string(s->pid()) + ",\"comm\":\"" + json_escape(s->comm()) +
-                 "\",\"kind\":\"cm\",\"channels\":" + std::to_string(c->channel_count()) +
-                 ",\"cm_ids\":" + nic.cm()->ids_json(*c) + "}";
-            continue;
-        }
-        if (!s->is_context()) continue; // probes (device lists, status) own nothing
-        if (!first) j += ",";
-        first = false;
-        j += "{\"session\":" + std::to_string(s->id()) + ",\"pid\":" + std::to_string(s->pid()) +
-             ",\"comm\":\"" + json_escape(s->comm()) +
-             "\",\"kind\":\"context\",\"objects\":" + s->objects().counts_json() + ",\"qps\":[";
-        bool first_qp = true;
-        s->objects().qps.for_each([&](const Qp& qp) {
-            if (!first_qp) j += ",";
-            first_qp = false;
-            j += qp_json(qp);
-        });
-        j += "],\"mrs\":[";
-        bool first_mr = true;
-        s->objects().mrs.for_each([&](const Mr& mr) {
-            if (!first_mr) j += ",";
-            first_mr = false;
-            j += mr_json(mr);
-        });
-        j += "],\"cqs\":[";
-        bool first_cq = true;
-        s->objects().cqs.for_each([&](const Cq& cq) {
-            if (!first_cq) j += ",";
-            first_cq = false;
-            j += cq_json(cq);
-        });
-        j += "]}";
-    }
-    j += "]";
-    if (const DataPath* dp = nic.data_path()) j += ",\"counters\":" + dp->counters_json();
-    j += ",\"hw_counters\":" + nic.hw().json();
-    j += ",\"errors\":" + nic.errors().json();
+    Json j = {{"device", dev.name()},    {"address", dev.address_string()},
+              {"gid", dev.gid_string()}, {"daemon_pid", ::getpid()},
+              {"mtu", dev.config().mtu}, {"icrc_ipv4", name(dev.config().icrc_ipv4)}};
+    Json& list = j["sessions"] = Json::array();
+    for (const Session* s : sessions)
+        if (s->is_context() || (s->cm_client() && nic.cm())) // probes (device lists, status): none
+            list.push_back(session_json(nic, *s));
+    if (const DataPath* dp = nic.data_path()) j["counters"] = dp->counters_json();
+    j["hw_counters"] = nic.hw().json();
+    j["errors"] = nic.errors().json();
     if (const cm::CmAgent* agent = nic.cm()) {
-        std::string counters;
-        append_counters_json(counters, "cm_", agent->counters());
-        j += ",\"cm\":{" + counters + "}";
+        Json& cm = j["cm"] = Json::object();
+        add_counters(cm, "cm_", agent->counters());
     }
-    return j + "}";
+    // A process name or an error text that is not UTF-8 is written with U+FFFD, not refused.
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 } // namespace nicsim

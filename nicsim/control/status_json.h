@@ -14,7 +14,7 @@ class Session;
 std::string host_status_json(const Nic& nic, const std::vector<const Session*>& sessions);
 // The host's counters object (status's "counters"): the link's, the raw frames' (raw_*), the
 // multicast ones (mcast_*), then the host's drops, under the names the QPs' drops have.
-std::string host_counters_json(const LinkCounters& link, const RawCounters& raw,
-                               const McastCounters& mcast, const DropCounters& drops);
+Json host_counters_json(const LinkCounters& link, const RawCounters& raw,
+                        const McastCounters& mcast, const DropCounters& drops);
 
 } // namespace nicsim

@@ -11,6 +11,8 @@
 #include <boost/asio/post.hpp>
 
 #include <arpa/inet.h>
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstring>
 #include <sys/socket.h>
@@ -294,7 +296,7 @@ void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const
 
 namespace nicsim {
 
-std::string Engine::counters_json() const {
+Json Engine::counters_json() const {
     return host_counters_json(link_.counters(), nic_.raw_counters(), nic_.mcast_counters(),
                               nic_.drops());
 }

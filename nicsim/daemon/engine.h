@@ -43,7 +43,7 @@ class Engine final : public DataPath, public TransportEnv {
     // false, staying awake, when a bit shows work after all.
     bool prepare_sleep();
     void woke();
-    std::string counters_json() const override;
+    Json counters_json() const override;
 
     // TransportEnv
     uint64_t now_us() override;

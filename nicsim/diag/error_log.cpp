@@ -1,6 +1,6 @@
 #include "diag/error_log.h"
 
-#include "support/json_escape.h"
+#include <nlohmann/json.hpp>
 
 #include <spdlog/fmt/chrono.h>
 #include <spdlog/fmt/fmt.h>
@@ -28,20 +28,21 @@ void ErrorLog::add(emu::ipc::ReasonKind kind, std::string who, uint32_t qpn, std
     ++total_;
 }
 
-std::string ErrorLog::json() const {
-    std::string j = fmt::format("{{\"total\":{},\"recent\":[", total_);
-    bool first = true;
+Json ErrorLog::json() const {
+    Json recent = Json::array();
     for (const Entry& e : entries_) {
         auto ms =
             std::chrono::duration_cast<std::chrono::milliseconds>(e.when.time_since_epoch()) % 1000;
-        j += fmt::format(
-            "{}{{\"time\":\"{:%Y-%m-%dT%H:%M:%S}.{:03}\",\"kind\":\"{}\",\"who\":\"{}\","
-            "\"qpn\":\"{:#x}\",\"text\":\"{}\"}}",
-            first ? "" : ",", fmt::localtime(std::chrono::system_clock::to_time_t(e.when)),
-            ms.count(), reason_kind_name(e.kind), json_escape(e.who), e.qpn, json_escape(e.text));
-        first = false;
+        recent.push_back(
+            {{"time", fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}",
+                                  fmt::localtime(std::chrono::system_clock::to_time_t(e.when)),
+                                  ms.count())},
+             {"kind", reason_kind_name(e.kind)},
+             {"who", e.who},
+             {"qpn", fmt::format("{:#x}", e.qpn)},
+             {"text", e.text}});
     }
-    return j + "]}";
+    return {{"total", total_}, {"recent", std::move(recent)}};
 }
 
 } // namespace nicsim

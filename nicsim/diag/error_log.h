@@ -3,6 +3,7 @@
 #pragma once
 
 #include "emu/ipc/reasons.h"
+#include "support/json.h"
 
 #include <chrono>
 #include <cstdint>
@@ -27,7 +28,7 @@ class ErrorLog {
     const std::deque<Entry>& entries() const { return entries_; }
     uint64_t total() const { return total_; } // all ever added, the forgotten ones included
     // {"total":N,"recent":[{"time":"...","kind":"completion","who":"...","qpn":"0x..","text":"..."}]}
-    std::string json() const;
+    Json json() const;
 
   private:
     std::deque<Entry> entries_;

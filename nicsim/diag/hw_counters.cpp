@@ -1,13 +1,14 @@
 #include "diag/hw_counters.h"
 
+#include <nlohmann/json.hpp>
+
 namespace nicsim {
 
-std::string HwCounters::json() const {
-    std::string j = "{";
+Json HwCounters::json() const {
+    Json j = Json::object();
     for (size_t i = 0; i < values_.size(); ++i)
-        j += (i ? ",\"" : "\"") + std::string(kHwCounterNames[i]) +
-             "\":" + std::to_string(values_[i]);
-    return j + "}";
+        j[kHwCounterNames[i]] = values_[i];
+    return j;
 }
 
 } // namespace nicsim

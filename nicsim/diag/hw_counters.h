@@ -3,6 +3,8 @@
 // ours. They count every QP of the host, destroyed ones included, for as long as the daemon runs.
 #pragma once
 
+#include "support/json.h"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -60,7 +62,7 @@ class HwCounters {
     void set(HwCounter c, uint64_t v) { values_[static_cast<size_t>(c)] = v; }
     uint64_t get(HwCounter c) const { return values_[static_cast<size_t>(c)]; }
     // {"sent_pkts":N,...} in the list's order.
-    std::string json() const;
+    Json json() const;
 
   private:
     std::array<uint64_t, static_cast<size_t>(HwCounter::Count)> values_{};

@@ -47,7 +47,7 @@ class DataPath {
     virtual void watch_doorbell(SessionObjects& objects) { (void)objects; }
     virtual void unwatch_doorbell(SessionObjects& objects) { (void)objects; }
     // The wire's counters as a JSON object, for status.
-    virtual std::string counters_json() const = 0;
+    virtual Json counters_json() const = 0;
 };
 
 // Raw Ethernet frames through the port's loopback (raw packet QPs and flow steering); status

@@ -1,16 +1,23 @@
 #include "session_objects.h"
 
+#include <nlohmann/json.hpp>
+
 namespace nicsim {
 
-std::string SessionObjects::counts_json() const {
-    return "{\"pd\":" + std::to_string(pds.size()) + ",\"mr\":" + std::to_string(mrs.size()) +
-           ",\"cq\":" + std::to_string(cqs.size()) + ",\"qp\":" + std::to_string(qps.size()) +
-           ",\"srq\":" + std::to_string(srqs.size()) + ",\"ah\":" + std::to_string(ahs.size()) +
-           ",\"comp_channel\":" + std::to_string(channels.size()) +
-           ",\"dm\":" + std::to_string(dms.size()) + ",\"mw\":" + std::to_string(mws.size()) +
-           ",\"flow\":" + std::to_string(flows.size()) + ",\"wq\":" + std::to_string(wqs.size()) +
-           ",\"rwq_ind_table\":" + std::to_string(ind_tables.size()) +
-           ",\"xrcd\":" + std::to_string(xrcds.size()) + "}";
+Json SessionObjects::counts_json() const {
+    return {{"pd", pds.size()},
+            {"mr", mrs.size()},
+            {"cq", cqs.size()},
+            {"qp", qps.size()},
+            {"srq", srqs.size()},
+            {"ah", ahs.size()},
+            {"comp_channel", channels.size()},
+            {"dm", dms.size()},
+            {"mw", mws.size()},
+            {"flow", flows.size()},
+            {"wq", wqs.size()},
+            {"rwq_ind_table", ind_tables.size()},
+            {"xrcd", xrcds.size()}};
 }
 
 void SessionObjects::take_doorbell_slot(Qp& qp) {

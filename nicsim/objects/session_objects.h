@@ -5,6 +5,7 @@
 #include "dma/session_memories.h"
 #include "handle_table.h"
 #include "objects.h"
+#include "support/json.h"
 #include "support/unique_fd.h"
 
 #include "emu/ipc/reasons.h"
@@ -64,7 +65,7 @@ struct SessionObjects {
                ind_tables.size() + xrcds.size();
     }
     // Object counts as JSON: {"pd":1,"mr":2,...}
-    std::string counts_json() const;
+    Json counts_json() const;
 };
 
 } // namespace nicsim

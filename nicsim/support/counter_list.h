@@ -16,17 +16,14 @@
 
 namespace nicsim {
 
-// Appends `"<prefix><name>":<value>` for each counter of `c`, a comma before each unless `out`
-// is empty.
-template <typename Counters>
-void append_counters_json(std::string& out, std::string_view prefix, const Counters& c) {
+// Adds `"<prefix><name>": value` to the JSON object `out` (support/json.h) for each counter of
+// `c`, in the list's order.
+template <typename Object, typename Counters>
+void add_counters(Object& out, std::string_view prefix, const Counters& c) {
     c.for_each([&](const char* name, uint64_t value) {
-        if (!out.empty()) out += ',';
-        out += '"';
-        out += prefix;
-        out += name;
-        out += "\":";
-        out += std::to_string(value);
+        std::string key(prefix);
+        key += name;
+        out[key] = value;
     });
 }
 

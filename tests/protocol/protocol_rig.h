@@ -17,6 +17,7 @@
 #include "transport/raw.h"
 #include "verbs/verbs.h"
 
+#include <nlohmann/json.hpp>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -243,7 +244,7 @@ class FakeDataPath final : public nicsim::DataPath {
     void doorbell(nicsim::SessionObjects& objects) override {
         objects.qps.for_each([this](Qp& qp) { nicsim::transport::doorbell(env_, qp); });
     }
-    std::string counters_json() const override { return "{}"; }
+    nicsim::Json counters_json() const override { return nicsim::Json::object(); }
 
   private:
     FakeEnv& env_;
