@@ -20,11 +20,7 @@ TEST_CASE("completer: an ACK for the last PSN completes the WR", "[completer]") 
     CHECK(sq_consumer(qp) == 0);
 
     rig.deliver(qp, ack(psn(o.sq_psn, 2), wire::aeth_ack(), 1));
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 0xABC);
-    CHECK(wcs[0].status == IBV_WC_SUCCESS);
-    CHECK(wcs[0].opcode == IBV_WC_SEND);
+    auto wcs = expect_wcs(*qp.send_cq, {{.wr_id = 0xABC, .opcode = IBV_WC_SEND}});
     CHECK(wcs[0].qp_num == qp.qpn);
     CHECK(sq_consumer(qp) == 1);
     CHECK(rig.env.timer(qp) == 0); // nothing outstanding: the retransmit timer stops
@@ -54,20 +50,13 @@ TEST_CASE("completer: a coalesced ACK completes several WRs in order", "[complet
     REQUIRE(rig.env.take().size() == 4); // PSNs sq_psn .. sq_psn + 3
 
     rig.deliver(qp, ack(psn(o.sq_psn, 2))); // through the WRITE
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 2);
-    CHECK(wcs[0].wr_id == 10);
-    CHECK(wcs[0].opcode == IBV_WC_SEND);
-    CHECK(wcs[1].wr_id == 11);
-    CHECK(wcs[1].opcode == IBV_WC_RDMA_WRITE);
-    CHECK(wcs[1].status == IBV_WC_SUCCESS);
+    expect_wcs(*qp.send_cq,
+               {{.wr_id = 10, .opcode = IBV_WC_SEND}, {.wr_id = 11, .opcode = IBV_WC_RDMA_WRITE}});
     CHECK(sq_consumer(qp) == 2);
     CHECK(rig.env.timer(qp) != 0); // the last SEND is still out
 
     rig.deliver(qp, ack(psn(o.sq_psn, 3)));
-    wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 12);
+    expect_wcs(*qp.send_cq, {{.wr_id = 12}});
     CHECK(sq_consumer(qp) == 3);
 }
 
@@ -89,9 +78,7 @@ TEST_CASE("completer: unsignaled WRs make no CQE but free their slot", "[complet
     CHECK(sq_consumer(qp) == 1);
 
     rig.deliver(qp, ack(psn(o.sq_psn, 2)));
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 3);
+    expect_wcs(*qp.send_cq, {{.wr_id = 3}});
     CHECK(sq_consumer(qp) == 3);
 
     SECTION("sq_sig_all signals every WR") {
@@ -102,9 +89,7 @@ TEST_CASE("completer: unsignaled WRs make no CQE but free their slot", "[complet
         rig.doorbell();
         rig.env.take();
         rig.deliver(qp2, ack(all.sq_psn));
-        auto wcs2 = Rig::poll(*qp2.send_cq);
-        REQUIRE(wcs2.size() == 1);
-        CHECK(wcs2[0].wr_id == 7);
+        expect_wcs(*qp2.send_cq, {{.wr_id = 7}});
     }
 }
 
@@ -124,10 +109,7 @@ TEST_CASE("completer: a PSN sequence NAK retransmits go-back-N from its PSN", "[
 
         // The peer got sq_psn and expects sq_psn + 1: WR 0 is acknowledged by the NAK.
         rig.deliver(qp, ack(psn(o.sq_psn, 1), wire::aeth_nak(wire::NakCode::PsnSequenceError)));
-        auto wcs = Rig::poll(*qp.send_cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].wr_id == 0);
-        CHECK(wcs[0].status == IBV_WC_SUCCESS);
+        expect_wcs(*qp.send_cq, {{.wr_id = 0}});
 
         auto again = rig.env.take();
         REQUIRE(again.size() == 3);
@@ -197,10 +179,7 @@ TEST_CASE("completer: an RNR NAK holds the SQ until the RNR timer of its code", 
     CHECK(rig.env.timer(qp) == rig.env.now + retransmit_timeout_us(o.timeout));
 
     rig.deliver(qp, ack(psn(o.sq_psn, 1)));
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 2);
-    CHECK(wcs[0].status == IBV_WC_SUCCESS);
-    CHECK(wcs[1].status == IBV_WC_SUCCESS);
+    expect_wcs(*qp.send_cq, {{}, {}});
 }
 
 TEST_CASE("completer: rnr_retry exhausted completes with IBV_WC_RNR_RETRY_EXC_ERR and flushes",
@@ -223,15 +202,10 @@ TEST_CASE("completer: rnr_retry exhausted completes with IBV_WC_RNR_RETRY_EXC_ER
     CHECK(rig.env.take().size() == 3); // the one retry, go-back-N
 
     rig.deliver(qp, ack(o.sq_psn, wire::aeth_rnr_nak(1)));
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 3);
-    CHECK(wcs[0].wr_id == 1);
-    CHECK(wcs[0].status == IBV_WC_RNR_RETRY_EXC_ERR);
+    auto wcs = expect_wcs(*qp.send_cq, {{.wr_id = 1, .status = IBV_WC_RNR_RETRY_EXC_ERR},
+                                        {.wr_id = 2, .status = IBV_WC_WR_FLUSH_ERR},
+                                        {.wr_id = 3, .status = IBV_WC_WR_FLUSH_ERR}});
     CHECK(wcs[0].qp_num == qp.qpn);
-    CHECK(wcs[1].wr_id == 2);
-    CHECK(wcs[1].status == IBV_WC_WR_FLUSH_ERR);
-    CHECK(wcs[2].wr_id == 3);
-    CHECK(wcs[2].status == IBV_WC_WR_FLUSH_ERR);
     CHECK(sq_consumer(qp) == 3);
     CHECK(qp.attr.qp_state == IBV_QPS_ERR);
 
@@ -240,10 +214,7 @@ TEST_CASE("completer: rnr_retry exhausted completes with IBV_WC_RNR_RETRY_EXC_ER
 
     // In ERR, later WRs are flushed as soon as they are posted.
     rig.post_send(qp, wqe(4, IBV_WR_SEND), {sge(data.data(), 20, mr)});
-    wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 4);
-    CHECK(wcs[0].status == IBV_WC_WR_FLUSH_ERR);
+    expect_wcs(*qp.send_cq, {{.wr_id = 4, .status = IBV_WC_WR_FLUSH_ERR}});
     CHECK(rig.env.take().empty());
 }
 
@@ -284,12 +255,8 @@ TEST_CASE("completer: retransmit timer expiry resends and an exhausted retry_cnt
 
     rig.env.advance(t);
     CHECK(rig.env.take().empty());
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 2);
-    CHECK(wcs[0].wr_id == 1);
-    CHECK(wcs[0].status == IBV_WC_RETRY_EXC_ERR);
-    CHECK(wcs[1].wr_id == 2);
-    CHECK(wcs[1].status == IBV_WC_WR_FLUSH_ERR);
+    auto wcs = expect_wcs(*qp.send_cq, {{.wr_id = 1, .status = IBV_WC_RETRY_EXC_ERR},
+                                        {.wr_id = 2, .status = IBV_WC_WR_FLUSH_ERR}});
     CHECK(qp.attr.qp_state == IBV_QPS_ERR);
     CHECK(sq_consumer(qp) == 2);
 }
@@ -322,11 +289,8 @@ TEST_CASE("completer: retry_cnt 7 is seven retries, rnr_retry 7 is forever", "[c
         }
         rig.env.advance(t);
         CHECK(rig.env.take().empty());
-        auto wcs = Rig::poll(*qp.send_cq);
-        REQUIRE(wcs.size() == 2);
-        CHECK(wcs[0].wr_id == 1);
-        CHECK(wcs[0].status == IBV_WC_RETRY_EXC_ERR);
-        CHECK(wcs[1].status == IBV_WC_WR_FLUSH_ERR);
+        expect_wcs(*qp.send_cq,
+                   {{.wr_id = 1, .status = IBV_WC_RETRY_EXC_ERR}, {.status = IBV_WC_WR_FLUSH_ERR}});
         CHECK(qp.attr.qp_state == IBV_QPS_ERR);
         CHECK(rig.env.now - start == 8 * t); // timeout x (retry_cnt + 1)
         CHECK(qp.counters.timeouts == 8);
@@ -342,10 +306,7 @@ TEST_CASE("completer: retry_cnt 7 is seven retries, rnr_retry 7 is forever", "[c
         CHECK(Rig::poll(*qp.send_cq).empty());
         CHECK(qp.attr.qp_state == IBV_QPS_RTS);
         rig.deliver(qp, ack(psn(o.sq_psn, 1)));
-        auto wcs = Rig::poll(*qp.send_cq);
-        REQUIRE(wcs.size() == 2);
-        CHECK(wcs[0].status == IBV_WC_SUCCESS);
-        CHECK(wcs[1].status == IBV_WC_SUCCESS);
+        auto wcs = expect_wcs(*qp.send_cq, {{}, {}});
     }
 }
 
@@ -399,15 +360,9 @@ TEST_CASE("completer: NAKs for errors complete the WR with the matching status",
     REQUIRE(rig.env.take().size() == 3);
 
     rig.deliver(qp, ack(psn(o.sq_psn, 1), wire::aeth_nak(code)));
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 3);
-    CHECK(wcs[0].wr_id == 1);
-    CHECK(wcs[0].status == IBV_WC_SUCCESS); // the NAK acknowledges what came before it
-    CHECK(wcs[1].wr_id == 2);
-    CHECK(wcs[1].status == status);
-    CHECK(wcs[1].opcode == IBV_WC_RDMA_WRITE);
-    CHECK(wcs[2].wr_id == 3);
-    CHECK(wcs[2].status == IBV_WC_WR_FLUSH_ERR);
+    expect_wcs(*qp.send_cq, {{.wr_id = 1}, // the NAK acknowledges what came before it
+                             {.wr_id = 2, .status = status, .opcode = IBV_WC_RDMA_WRITE},
+                             {.wr_id = 3, .status = IBV_WC_WR_FLUSH_ERR}});
     CHECK(qp.attr.qp_state == IBV_QPS_ERR);
     CHECK(rig.env.timer(qp) == 0);
     CHECK(rig.env.take().empty());
@@ -437,12 +392,7 @@ TEST_CASE("completer: READ response payload lands in the local buffers", "[compl
 
     CHECK(a == bytes_of(remote, 0, 1000));
     CHECK(b == bytes_of(remote, 1000, 2000));
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 0x77);
-    CHECK(wcs[0].status == IBV_WC_SUCCESS);
-    CHECK(wcs[0].opcode == IBV_WC_RDMA_READ);
-    CHECK(wcs[0].byte_len == 3000);
+    expect_wcs(*qp.send_cq, {{.wr_id = 0x77, .opcode = IBV_WC_RDMA_READ, .byte_len = 3000}});
     CHECK(sq_consumer(qp) == 1);
     CHECK(rig.env.timer(qp) == 0);
     CHECK(rig.env.take().empty());
@@ -480,10 +430,7 @@ TEST_CASE("completer: a READ response after a gap re-requests from the missing P
     rig.deliver(qp, read_response(wire::opcode::kReadResponseLast, psn(o.sq_psn, 2)), &remote[2048],
                 952);
     CHECK(buf == remote);
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].status == IBV_WC_SUCCESS);
-    CHECK(wcs[0].byte_len == 3000);
+    expect_wcs(*qp.send_cq, {{.byte_len = 3000}});
 }
 
 TEST_CASE("completer: an ACK past an unanswered READ re-requests the READ", "[completer]") {
@@ -537,22 +484,13 @@ TEST_CASE("completer: an atomic ACK writes the original value and completes", "[
     h.atomic_ack = 0x1122334455667788;
     rig.deliver(qp, h);
     CHECK(result[0] == 0x1122334455667788); // host order, as the app reads it
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 1);
-    CHECK(wcs[0].status == IBV_WC_SUCCESS);
-    CHECK(wcs[0].opcode == IBV_WC_FETCH_ADD);
-    CHECK(wcs[0].byte_len == 8);
+    expect_wcs(*qp.send_cq, {{.wr_id = 1, .opcode = IBV_WC_FETCH_ADD, .byte_len = 8}});
 
     h.psn = psn(o.sq_psn, 1);
     h.atomic_ack = 1;
     rig.deliver(qp, h);
     CHECK(result[1] == 1);
-    wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 2);
-    CHECK(wcs[0].opcode == IBV_WC_COMP_SWAP);
-    CHECK(wcs[0].byte_len == 8);
+    expect_wcs(*qp.send_cq, {{.wr_id = 2, .opcode = IBV_WC_COMP_SWAP, .byte_len = 8}});
     CHECK(sq_consumer(qp) == 2);
 }
 
@@ -586,10 +524,7 @@ TEST_CASE("completer: a re-requested READ that is lost again is resent by the ti
     auto remote = pattern(32);
     rig.deliver(qp, read_response(wire::opcode::kReadResponseOnly, o.sq_psn), remote.data(), 32);
     rig.deliver(qp, ack(psn(o.sq_psn, 1)));
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 2);
-    CHECK(wcs[0].status == IBV_WC_SUCCESS);
-    CHECK(wcs[1].status == IBV_WC_SUCCESS);
+    expect_wcs(*qp.send_cq, {{}, {}});
 }
 
 // A NAK for the request after a READ whose responses were lost implies the loss (IBA
@@ -657,9 +592,7 @@ TEST_CASE("completer: several READ responses after one gap re-request once", "[c
         rig.deliver(qp, h, &remote[k * 1024], 1024);
     }
     CHECK(buf == remote);
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].status == IBV_WC_SUCCESS);
+    expect_wcs(*qp.send_cq, {{}});
     CHECK(rig.env.take().empty());
 }
 
@@ -744,10 +677,7 @@ TEST_CASE("completer: an unsignaled WR that fails still completes with its error
     rig.post_send(qp, rdma_wqe(5, IBV_WR_RDMA_WRITE, 0x1000, 0x77, 0), {sge(data.data(), 8, mr)});
     rig.env.take();
     rig.deliver(qp, ack(o.sq_psn, wire::aeth_nak(wire::NakCode::RemoteAccessError)));
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 5);
-    CHECK(wcs[0].status == IBV_WC_REM_ACCESS_ERR);
+    expect_wcs(*qp.send_cq, {{.wr_id = 5, .status = IBV_WC_REM_ACCESS_ERR}});
 }
 
 TEST_CASE("completer: an RNR NAK inside a message resumes from the NAKed packet", "[completer]") {
@@ -773,10 +703,7 @@ TEST_CASE("completer: an RNR NAK inside a message resumes from the NAKed packet"
     CHECK(again[0].payload == bytes_of(data, 1024, 1024));
 
     rig.deliver(qp, ack(psn(o.sq_psn, 1)));
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].status == IBV_WC_SUCCESS);
-    CHECK(wcs[0].opcode == IBV_WC_RDMA_WRITE);
+    expect_wcs(*qp.send_cq, {{.opcode = IBV_WC_RDMA_WRITE}});
 }
 
 TEST_CASE("completer: completions beyond a full CQ are lost with one IBV_EVENT_CQ_ERR",
@@ -794,10 +721,7 @@ TEST_CASE("completer: completions beyond a full CQ are lost with one IBV_EVENT_C
     rig.env.take();
     rig.deliver(qp, ack(psn(o.sq_psn, 3)));
 
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 2);
-    CHECK(wcs[0].wr_id == 0);
-    CHECK(wcs[1].wr_id == 1);
+    expect_wcs(*qp.send_cq, {{.wr_id = 0}, {.wr_id = 1}});
     REQUIRE(rig.env.events.size() == 1);
     CHECK(rig.env.events[0].fd == Rig::kAsyncFd);
     CHECK(rig.env.events[0].type == IBV_EVENT_CQ_ERR);
@@ -832,12 +756,8 @@ TEST_CASE("completer: an ACK completes the WRs behind a memory-window bind", "[c
     REQUIRE(rig.env.take().size() == 2); // PSNs sq_psn and sq_psn + 1
 
     rig.deliver(qp, ack(psn(o.sq_psn, 1)));
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 3);
-    CHECK(wcs[0].wr_id == 1);
-    CHECK(wcs[1].wr_id == 2);
-    CHECK(wcs[1].opcode == IBV_WC_BIND_MW);
-    CHECK(wcs[2].wr_id == 3);
+    auto wcs = expect_wcs(*qp.send_cq,
+                          {{.wr_id = 1}, {.wr_id = 2, .opcode = IBV_WC_BIND_MW}, {.wr_id = 3}});
     for (const ibv_wc& wc : wcs)
         CHECK(wc.status == IBV_WC_SUCCESS);
     CHECK(rig.env.timer(qp) == 0);

@@ -60,9 +60,7 @@ TEST_CASE("device memory: a zero-based DM MR as a local SGE", "[dm]") {
         REQUIRE(rig.env.take().size() == 1);
         rig.deliver(qp, read_response(wire::opcode::kReadResponseOnly, o.sq_psn), data.data(),
                     data.size());
-        auto wcs = Rig::poll(*qp.send_cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].status == IBV_WC_SUCCESS);
+        expect_wcs(*qp.send_cq, {{}});
         CHECK(dm_range(dm, 1024, 300) == data);
         CHECK(all_in(rig.env.fake_dma.memories, nic_memory()));
     }
@@ -71,10 +69,7 @@ TEST_CASE("device memory: a zero-based DM MR as a local SGE", "[dm]") {
         Mr& host_mr = rig.reg_mr(host.data(), host.size(), IBV_ACCESS_LOCAL_WRITE);
         rig.post_recv(qp, 7, {{8, 200, mr.lkey}, sge(host.data(), host.size(), host_mr)});
         rig.deliver(qp, request(wire::opcode::kSendOnly, kE), data.data(), data.size());
-        auto wcs = Rig::poll(*qp.recv_cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].status == IBV_WC_SUCCESS);
-        CHECK(wcs[0].byte_len == 300);
+        expect_wcs(*qp.recv_cq, {{.byte_len = 300}});
         CHECK(dm_range(dm, 1024 + 8, 200) == bytes_of(data, 0, 200));
         CHECK(host == bytes_of(data, 200, 100));
         // Each segment went to its own MR's memory.
@@ -90,10 +85,7 @@ TEST_CASE("device memory: a zero-based DM MR as a local SGE", "[dm]") {
         }
         rig.post_send(qp, wqe(3, IBV_WR_SEND), {{addr, 100, mr.lkey}});
         CHECK(rig.env.take().empty());
-        auto wcs = Rig::poll(*qp.send_cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].wr_id == 3);
-        CHECK(wcs[0].status == IBV_WC_LOC_PROT_ERR);
+        expect_wcs(*qp.send_cq, {{.wr_id = 3, .status = IBV_WC_LOC_PROT_ERR}});
         CHECK(rig.env.fake_dma.memories.empty());
     }
 }

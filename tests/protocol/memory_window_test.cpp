@@ -179,10 +179,7 @@ TEST_CASE("memory window: a bind through the SQ naming no window or no MR comple
         b.compare_add = 8192;
     }
     rig.post_send(qp, b);
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 1);
-    CHECK(wcs[0].status == IBV_WC_MW_BIND_ERR);
+    auto wcs = expect_wcs(*qp.send_cq, {{.wr_id = 1, .status = IBV_WC_MW_BIND_ERR}});
     CHECK(wcs[0].qp_num == qp.qpn);
     CHECK(rig.env.take().empty());
     CHECK(qp.attr.qp_state == IBV_QPS_ERR);

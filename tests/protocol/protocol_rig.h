@@ -8,6 +8,7 @@
 #include "emu/ipc/protocol.h"
 #include "emu/ipc/reasons.h"
 #include "emu/ipc/rings.h"
+#include "emu/verbs_names.h"
 #include "emu/wire/packet.h"
 #include "emu/wire/psn.h"
 #include "nic/nic.h"
@@ -29,6 +30,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <unistd.h>
 #include <vector>
 
@@ -640,6 +642,35 @@ inline uint32_t rq_consumer(const Qp& qp) {
 // 4.096 us * 2^timeout, in whole microseconds.
 inline uint64_t retransmit_timeout_us(uint8_t timeout) {
     return (4096ull << timeout) / 1000;
+}
+
+// What a test expects of one completion; the fields left unset are not checked.
+struct ExpectWc {
+    std::optional<uint64_t> wr_id;
+    ibv_wc_status status = IBV_WC_SUCCESS;
+    std::optional<ibv_wc_opcode> opcode;
+    std::optional<uint32_t> byte_len;
+};
+
+// Polls `cq` and checks that it held exactly `want`, in order. Returns the completions for the
+// test's further checks (imm_data, flags, ...).
+inline std::vector<ibv_wc> expect_wcs(Cq& cq, std::initializer_list<ExpectWc> want) {
+    std::vector<ibv_wc> got = Rig::poll(cq);
+    RIG_INFO("completions: " << got.size() << ", expected " << want.size());
+    RIG_REQUIRE(got.size() == want.size());
+    size_t i = 0;
+    for (const ExpectWc& w : want) {
+        const ibv_wc& wc = got[i];
+        RIG_INFO("completion " << i << ": wr_id " << wc.wr_id << ", status "
+                               << emu::names::wc_status(wc.status) << ", opcode "
+                               << emu::names::wc_opcode(wc.opcode) << ", byte_len " << wc.byte_len);
+        if (w.wr_id) RIG_CHECK(wc.wr_id == *w.wr_id);
+        RIG_CHECK(wc.status == w.status);
+        if (w.opcode) RIG_CHECK(wc.opcode == *w.opcode);
+        if (w.byte_len) RIG_CHECK(wc.byte_len == *w.byte_len);
+        ++i;
+    }
+    return got;
 }
 
 } // namespace proto

@@ -148,15 +148,8 @@ TEST_CASE("raw: a frame a flow matches arrives whole at that QP, the sender's WR
 
     auto f = frame(200);
     send_frame(rig, a, f);
-    auto sent = Rig::poll(*a.send_cq);
-    REQUIRE(sent.size() == 1);
-    CHECK(sent[0].status == IBV_WC_SUCCESS);
-    CHECK(sent[0].opcode == IBV_WC_SEND);
-    auto got = Rig::poll(*b.recv_cq);
-    REQUIRE(got.size() == 1);
-    CHECK(got[0].status == IBV_WC_SUCCESS);
-    CHECK(got[0].opcode == IBV_WC_RECV);
-    CHECK(got[0].wr_id == 7);
+    auto sent = expect_wcs(*a.send_cq, {{.opcode = IBV_WC_SEND}});
+    auto got = expect_wcs(*b.recv_cq, {{.wr_id = 7, .opcode = IBV_WC_RECV}});
     CHECK(got[0].qp_num == b.qpn);
     CHECK(got[0].byte_len == f.size());
     CHECK(bytes_of(buf, 0, f.size()) == f);
@@ -282,15 +275,11 @@ TEST_CASE("raw: a runt frame, a non-SEND opcode and a short receive complete wit
     Qp& a = raw_qp(rig);
     std::vector<uint8_t> runt(13, 1);
     send_frame(rig, a, runt, 1);
-    auto wc = Rig::poll(*a.send_cq);
-    REQUIRE(wc.size() == 1);
-    CHECK(wc[0].status == IBV_WC_LOC_LEN_ERR);
+    expect_wcs(*a.send_cq, {{.status = IBV_WC_LOC_LEN_ERR}});
 
     Qp& b = raw_qp(rig);
     send_frame(rig, b, frame(), 2, IBV_WR_RDMA_WRITE);
-    wc = Rig::poll(*b.send_cq);
-    REQUIRE(wc.size() == 1);
-    CHECK(wc[0].status == IBV_WC_LOC_QP_OP_ERR);
+    expect_wcs(*b.send_cq, {{.status = IBV_WC_LOC_QP_OP_ERR}});
 
     Qp& c = raw_qp(rig);
     Qp& d = raw_qp(rig);
@@ -299,9 +288,7 @@ TEST_CASE("raw: a runt frame, a non-SEND opcode and a short receive complete wit
     Mr& mr = rig.reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
     rig.post_recv(d, 3, {sge(buf.data(), buf.size(), mr)});
     send_frame(rig, c, frame(128), 4);
-    wc = Rig::poll(*d.recv_cq);
-    REQUIRE(wc.size() == 1);
-    CHECK(wc[0].status == IBV_WC_LOC_LEN_ERR);
+    expect_wcs(*d.recv_cq, {{.status = IBV_WC_LOC_LEN_ERR}});
 }
 
 TEST_CASE("raw: without CAP_NET_RAW, raw packet QPs, RSS QPs and flows are EPERM", "[raw]") {
@@ -410,10 +397,7 @@ TEST_CASE("rss: frames spread over the WQs by the Toeplitz hash; WQ states gate 
     rig.post_to(wqs[0]->ring, 77, {sge(buf.data(), 64, mr)});
     REQUIRE(nicsim::modify_wq(rig.ctx, {wqs[0]->handle, IBV_WQ_ATTR_STATE, IBV_WQS_ERR, 0, 0, 0},
                               e) == 0);
-    auto flushed = Rig::poll(cq0);
-    REQUIRE(flushed.size() == 1);
-    CHECK(flushed[0].wr_id == 77);
-    CHECK(flushed[0].status == IBV_WC_WR_FLUSH_ERR);
+    expect_wcs(cq0, {{.wr_id = 77, .status = IBV_WC_WR_FLUSH_ERR}});
     // ERR -> RDY is not a transition; ERR -> RESET -> RDY is.
     CHECK(nicsim::modify_wq(rig.ctx, {wqs[0]->handle, IBV_WQ_ATTR_STATE, IBV_WQS_RDY, 0, 0, 0},
                             e) == EINVAL);

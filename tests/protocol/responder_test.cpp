@@ -56,12 +56,7 @@ TEST_CASE("responder: an in-order SEND_ONLY lands in the posted receive", "[resp
 
     SECTION("plain, with AckReq") {
         rig.deliver(qp, request(wire::opcode::kSendOnly, kE), data.data(), data.size());
-        auto wcs = Rig::poll(*qp.recv_cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].wr_id == 7);
-        CHECK(wcs[0].status == IBV_WC_SUCCESS);
-        CHECK(wcs[0].opcode == IBV_WC_RECV);
-        CHECK(wcs[0].byte_len == 100);
+        auto wcs = expect_wcs(*qp.recv_cq, {{.wr_id = 7, .opcode = IBV_WC_RECV, .byte_len = 100}});
         CHECK((wcs[0].wc_flags & IBV_WC_WITH_IMM) == 0);
         CHECK(wcs[0].src_qp == kPeerQpn);
         CHECK(wcs[0].qp_num == qp.qpn);
@@ -81,10 +76,7 @@ TEST_CASE("responder: an in-order SEND_ONLY lands in the posted receive", "[resp
         const uint8_t imm[] = {0xDE, 0xAD, 0xBE, 0xEF};
         std::memcpy(&h.imm, imm, 4);
         rig.deliver(qp, h, data.data(), data.size());
-        auto wcs = Rig::poll(*qp.recv_cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].status == IBV_WC_SUCCESS);
-        CHECK(wcs[0].byte_len == 100);
+        auto wcs = expect_wcs(*qp.recv_cq, {{.byte_len = 100}});
         CHECK((wcs[0].wc_flags & IBV_WC_WITH_IMM) != 0);
         CHECK(wcs[0].imm_data == htonl(0xDEADBEEF)); // __be32 in ibv_wc
         check_ack(rig, kE, wire::aeth_ack());
@@ -110,9 +102,7 @@ TEST_CASE("responder: an in-order SEND_ONLY lands in the posted receive", "[resp
         wire::Headers h = request(wire::opcode::kSendOnlyInv, kE);
         h.ieth_rkey = mw.rkey;
         rig.deliver(qp, h, data.data(), data.size());
-        auto wcs = Rig::poll(*qp.recv_cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].status == IBV_WC_SUCCESS);
+        auto wcs = expect_wcs(*qp.recv_cq, {{}});
         CHECK((wcs[0].wc_flags & IBV_WC_WITH_INV) != 0);
         CHECK(wcs[0].invalidated_rkey == mw.rkey);
         CHECK(mw.mr == nullptr);
@@ -138,9 +128,7 @@ TEST_CASE("responder: an in-order SEND_ONLY lands in the posted receive", "[resp
     }
     SECTION("zero length") {
         rig.deliver(qp, request(wire::opcode::kSendOnly, kE));
-        auto wcs = Rig::poll(*qp.recv_cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].byte_len == 0);
+        auto wcs = expect_wcs(*qp.recv_cq, {{.byte_len = 0}});
         CHECK(buf[0] == 0xEE);
     }
 }
@@ -161,11 +149,7 @@ TEST_CASE("responder: a multi-packet SEND fills one receive across its SGEs", "[
     CHECK(rig.env.take().empty()); // no AckReq, no ACK
     rig.deliver(qp, request(wire::opcode::kSendLast, kE + 2), &data[2048], 952);
 
-    auto wcs = Rig::poll(*qp.recv_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 1);
-    CHECK(wcs[0].status == IBV_WC_SUCCESS);
-    CHECK(wcs[0].byte_len == 3000);
+    auto wcs = expect_wcs(*qp.recv_cq, {{.wr_id = 1, .byte_len = 3000}});
     CHECK(a == bytes_of(data, 0, 1500));
     CHECK(bytes_of(b, 0, 1500) == bytes_of(data, 1500, 1500));
     auto sent = rig.env.take();
@@ -194,10 +178,7 @@ TEST_CASE("responder: no receive posted means an RNR NAK and no state change", "
         // The retry after the RNR timer finds a receive: accepted as new, not as a duplicate.
         rig.post_recv(qp, 5, {sge(buf.data(), buf.size(), mr)});
         rig.deliver(qp, request(wire::opcode::kSendOnly, kE), data.data(), 100);
-        auto wcs = Rig::poll(*qp.recv_cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].wr_id == 5);
-        CHECK(wcs[0].byte_len == 100);
+        expect_wcs(*qp.recv_cq, {{.wr_id = 5, .byte_len = 100}});
         check_ack(rig, kE, wire::aeth_ack());
     }
     SECTION("SEND_FIRST, then the whole message again") {
@@ -206,9 +187,7 @@ TEST_CASE("responder: no receive posted means an RNR NAK and no state change", "
         rig.post_recv(qp, 5, {sge(buf.data(), buf.size(), mr)});
         rig.deliver(qp, request(wire::opcode::kSendFirst, kE, false), data.data(), 1024);
         rig.deliver(qp, request(wire::opcode::kSendLast, kE + 1), &data[1024], 1024);
-        auto wcs = Rig::poll(*qp.recv_cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].byte_len == 2048);
+        auto wcs = expect_wcs(*qp.recv_cq, {{.byte_len = 2048}});
         CHECK(bytes_of(buf, 0, 2048) == data);
         check_ack(rig, kE + 1, wire::aeth_ack());
     }
@@ -248,10 +227,7 @@ TEST_CASE("responder: a PSN gap gets one PSN sequence NAK and later packets are 
     check_ack(rig, kE, wire::aeth_ack());
     rig.deliver(qp, request(wire::opcode::kSendOnly, kE + 1), &data[10], 10);
     check_ack(rig, kE + 1, wire::aeth_ack());
-    auto wcs = Rig::poll(*qp.recv_cq);
-    REQUIRE(wcs.size() == 2);
-    CHECK(wcs[0].wr_id == 0);
-    CHECK(wcs[1].wr_id == 1);
+    expect_wcs(*qp.recv_cq, {{.wr_id = 0}, {.wr_id = 1}});
     CHECK(bytes_of(buf, 1024, 10) == bytes_of(data, 10, 10));
 
     // A new gap is NAKed again.
@@ -281,9 +257,7 @@ TEST_CASE("responder: a duplicate SEND is ACKed again and not delivered twice", 
 
     // The next message still goes to the second receive.
     rig.deliver(qp, request(wire::opcode::kSendOnly, kE + 1), data.data(), 20);
-    auto wcs = Rig::poll(*qp.recv_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 2);
+    expect_wcs(*qp.recv_cq, {{.wr_id = 2}});
 }
 
 // Each duplicate used to be answered with its own ACK: a flood of spoofed duplicates was
@@ -378,12 +352,8 @@ TEST_CASE("responder: RDMA WRITE into a registered MR", "[responder]") {
         h.imm = htonl(0x01020304);
         rig.deliver(qp, h, data.data(), 300);
         CHECK(bytes_of(target, 0, 300) == bytes_of(data, 0, 300));
-        auto wcs = Rig::poll(*qp.recv_cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].wr_id == 9);
-        CHECK(wcs[0].status == IBV_WC_SUCCESS);
-        CHECK(wcs[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM);
-        CHECK(wcs[0].byte_len == 300);
+        auto wcs = expect_wcs(*qp.recv_cq,
+                              {{.wr_id = 9, .opcode = IBV_WC_RECV_RDMA_WITH_IMM, .byte_len = 300}});
         CHECK((wcs[0].wc_flags & IBV_WC_WITH_IMM) != 0);
         CHECK(wcs[0].imm_data == htonl(0x01020304));
         check_ack(rig, kE, wire::aeth_ack());
@@ -424,10 +394,7 @@ TEST_CASE("responder: WRITE access violations NAK remote access error and stop t
 
     check_fatal(rig, qp, kE, wire::NakCode::RemoteAccessError, IBV_EVENT_QP_ACCESS_ERR);
     CHECK(target == std::vector<uint8_t>(4096, 0xEE));
-    auto wcs = Rig::poll(*qp.recv_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 3);
-    CHECK(wcs[0].status == IBV_WC_WR_FLUSH_ERR);
+    expect_wcs(*qp.recv_cq, {{.wr_id = 3, .status = IBV_WC_WR_FLUSH_ERR}});
 
     // An ERR QP answers nothing more.
     rig.deliver(qp, request(wire::opcode::kSendOnly, kE + 1), data.data(), 10);
@@ -693,10 +660,7 @@ TEST_CASE("responder: a SEND longer than the receive is an invalid request", "[r
     rig.deliver(qp, request(wire::opcode::kSendOnly, kE), data.data(), 200);
     check_fatal(rig, qp, kE, wire::NakCode::InvalidRequest, IBV_EVENT_QP_REQ_ERR);
     check_counted_as(rig, nicsim::HwCounter::RespLocalLengthError);
-    auto wcs = Rig::poll(*qp.recv_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 4);
-    CHECK(wcs[0].status == IBV_WC_LOC_LEN_ERR);
+    expect_wcs(*qp.recv_cq, {{.wr_id = 4, .status = IBV_WC_LOC_LEN_ERR}});
     CHECK(buf == std::vector<uint8_t>(100, 0xEE));
 }
 
@@ -788,10 +752,7 @@ TEST_CASE("responder: a receive with a bad lkey fails the SEND as a remote opera
     rig.deliver(qp, request(wire::opcode::kSendOnly, kE), data.data(), 100);
     check_fatal(rig, qp, kE, wire::NakCode::RemoteOperationalError, IBV_EVENT_QP_FATAL);
     check_counted_as(rig, nicsim::HwCounter::RespLocalProtectionErrors);
-    auto wcs = Rig::poll(*qp.recv_cq);
-    REQUIRE(wcs.size() == 1);
-    CHECK(wcs[0].wr_id == 6);
-    CHECK(wcs[0].status == IBV_WC_LOC_PROT_ERR);
+    expect_wcs(*qp.recv_cq, {{.wr_id = 6, .status = IBV_WC_LOC_PROT_ERR}});
     CHECK(buf == std::vector<uint8_t>(256, 0xEE));
 }
 

@@ -191,12 +191,7 @@ TEST_CASE("xrc: a SEND lands in the XRC SRQ its XRCETH names and completes on th
         wire::Headers h = xrc_request(wire::opcode::kSendOnlyImm, kE, srq.srqn);
         h.imm = htonl(0x1234);
         rig.deliver(qp, h, data.data(), data.size());
-        auto wcs = Rig::poll(cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].wr_id == 21);
-        CHECK(wcs[0].status == IBV_WC_SUCCESS);
-        CHECK(wcs[0].opcode == IBV_WC_RECV);
-        CHECK(wcs[0].byte_len == 100);
+        auto wcs = expect_wcs(cq, {{.wr_id = 21, .opcode = IBV_WC_RECV, .byte_len = 100}});
         CHECK(wcs[0].qp_num == qp.qpn); // the XRC_RECV QP's number, as mlx5 reports it
         CHECK(wcs[0].src_qp == kPeerQpn);
         CHECK((wcs[0].wc_flags & IBV_WC_WITH_IMM));
@@ -212,9 +207,7 @@ TEST_CASE("xrc: a SEND lands in the XRC SRQ its XRCETH names and completes on th
                     &data[1024], 1024);
         CHECK(Rig::poll(cq).empty());
         rig.deliver(qp, xrc_request(wire::opcode::kSendLast, kE + 2, srq.srqn), &data[2048], 452);
-        auto wcs = Rig::poll(cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].byte_len == 2500);
+        expect_wcs(cq, {{.byte_len = 2500}});
         CHECK(bytes_of(buf, 0, 2500) == data);
         check_xrc_ack(rig, kE + 2, wire::aeth_ack());
     }
@@ -227,10 +220,7 @@ TEST_CASE("xrc: a SEND lands in the XRC SRQ its XRCETH names and completes on th
                     1024);
         check_refused(rig, qp, kE + 1);
         // The receive in progress completes in error on its own SRQ's CQ.
-        auto wcs = Rig::poll(cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].wr_id == 21);
-        CHECK(wcs[0].status == IBV_WC_REM_INV_REQ_ERR);
+        auto wcs = expect_wcs(cq, {{.wr_id = 21, .status = IBV_WC_REM_INV_REQ_ERR}});
         CHECK(wcs[0].qp_num == qp.qpn);
     }
     SECTION("no receive posted in the SRQ: RNR NAK") {
@@ -376,18 +366,13 @@ TEST_CASE("xrc: the XRC_SEND requester names the remote SRQ in every request's X
         wire::Headers a = ack(psn(o.sq_psn, 2));
         a.opcode = xrc(wire::opcode::kAcknowledge);
         rig.deliver(qp, a);
-        auto wcs = Rig::poll(*qp.send_cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].status == IBV_WC_SUCCESS);
-        CHECK(wcs[0].opcode == IBV_WC_SEND);
+        expect_wcs(*qp.send_cq, {{.opcode = IBV_WC_SEND}});
     }
     SECTION("a NAK invalid request (unknown SRQ at the target) completes with REM_INV_REQ_ERR") {
         wire::Headers a = ack(psn(o.sq_psn, 2), wire::aeth_nak(wire::NakCode::InvalidRequest));
         a.opcode = xrc(wire::opcode::kAcknowledge);
         rig.deliver(qp, a);
-        auto wcs = Rig::poll(*qp.send_cq);
-        REQUIRE(wcs.size() == 1);
-        CHECK(wcs[0].status == IBV_WC_REM_INV_REQ_ERR);
+        auto wcs = expect_wcs(*qp.send_cq, {{.status = IBV_WC_REM_INV_REQ_ERR}});
         CHECK(qp.attr.qp_state == IBV_QPS_ERR);
     }
 }
@@ -424,10 +409,7 @@ TEST_CASE("xrc: READ and atomics from an XRC_SEND QP carry the XRCETH before RET
     aa.opcode = xrc(wire::opcode::kAtomicAcknowledge);
     aa.atomic_ack = 99;
     rig.deliver(qp, aa);
-    auto wcs = Rig::poll(*qp.send_cq);
-    REQUIRE(wcs.size() == 2);
-    CHECK(wcs[0].status == IBV_WC_SUCCESS);
-    CHECK(wcs[1].status == IBV_WC_SUCCESS);
+    expect_wcs(*qp.send_cq, {{}, {}});
     CHECK(bytes_of(buf, 0, 32) == data);
     uint64_t v;
     std::memcpy(&v, &buf[32], 8);
