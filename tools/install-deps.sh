@@ -8,7 +8,7 @@
 set -euo pipefail
 base=(
   cmake g++ make pkg-config
-  libboost-dev libspdlog-dev catch2 libibverbs-dev librdmacm-dev libisal-dev nlohmann-json3-dev
+  libboost-dev libspdlog-dev catch2 libibverbs-dev librdmacm-dev libisal-dev nlohmann-json3-dev libcli11-dev
   ibverbs-utils ibverbs-providers perftest rdmacm-utils qperf python3-pyverbs sockperf iperf3
   tshark iproute2 procps strace libxml2-utils
   # the larger stacks of real_stacks (docs/real-stacks.md): UCX, Open MPI over UCX, libfabric

@@ -49,8 +49,9 @@ int main(int argc, char** argv) {
     // A daemon keeps none of its starter's descriptors beyond stdin, stdout and stderr: a
     // script's lock or pipe must not stay open for the daemon's whole life.
     ::close_range(3, ~0U, 0);
-    auto config = nicsim::parse_args(argc, argv);
-    if (!config) return 2;
+    int exit_status = 2;
+    auto config = nicsim::parse_args(argc, argv, &exit_status);
+    if (!config) return exit_status;
     std::signal(SIGPIPE, SIG_IGN);
 
     std::shared_ptr<spdlog::logger> log;

@@ -3,45 +3,185 @@
 #include "emu/share_limits.h"
 #include "emu/uid_list.h"
 
+#include <CLI/CLI.hpp>
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <functional>
 #include <unistd.h>
 
 namespace nicsim {
 namespace {
 
-void usage(const char* why) {
-    std::fprintf(
-        stderr,
-        "nicsimd: %s\n"
-        "usage: nicsimd --address A.B.C.D --socket PATH --log-file PATH\n"
-        "               [--name emu0] [--log-level trace|debug|info|warn|error]\n"
-        "               [--mtu 256|512|1024|2048|4096] [--udp-port N]\n"
-        "               [--poll-us N]   (polling after work before sleeping)\n"
-        "               [--pcap FILE] [--pcap-limit BYTES]   (capture stops there)\n"
-        "               [--allow-uid UID[,UID...]]   (besides ours and root)\n"
-        "               [--max-per-process qp=N,cq=N,mr=N,context=N]   (any of them)\n"
-        "               [--peers A.B.C.D,...]   (every host of the set: multicast, rdma_cm)\n"
-        "               [--diag-dir DIR]   (where the set's NICs tell each other why)\n"
-        "               [--cm-response-timeout T] [--cm-retries N]   (rdma_cm: 4.096 us *\n"
-        "                 2^T for an answer, 0..31, default 20; N retries, 0..15, default 15)\n"
-        "               [--drop P] [--duplicate P] [--reorder P] [--corrupt P]\n"
-        "               [--delay-us D] [--seed S]   (P: probability 0..1)\n"
-        "               [--icrc-ipv4 recover-id|id-zero]   (IPv4 peers that send an IP ID:\n"
-        "                 find it from the ICRC, counted, or drop them; default recover-id)\n"
-        "Usually started by `rdmaemu up`.\n",
-        why);
+// An option's check and store: "" when `value` was taken, else why not (the message the user
+// reads after "--option: ").
+using Take = std::function<std::string(const std::string& value)>;
+
+bool all_digits(const std::string& v, size_t max_len) {
+    return !v.empty() && v.size() <= max_len && v.find_first_not_of("0123456789") == v.npos;
 }
 
-bool valid_mtu(int mtu) {
-    return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
+std::optional<unsigned long long> whole_number(const std::string& v) {
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+    if (v.empty() || *end || v[0] == '-' || errno == ERANGE) return std::nullopt;
+    return n;
 }
 
-bool valid_level(const std::string& l) {
-    return l == "trace" || l == "debug" || l == "info" || l == "warn" || l == "error";
+Take ipv4_list(std::vector<uint32_t>& out) {
+    return [&out](const std::string& value) -> std::string {
+        out.clear();
+        for (size_t at = 0;;) {
+            size_t comma = value.find(',', at);
+            std::string one = value.substr(at, comma == value.npos ? value.npos : comma - at);
+            in_addr a{};
+            if (inet_pton(AF_INET, one.c_str(), &a) != 1) return "not an IPv4 address: " + one;
+            out.push_back(a.s_addr);
+            if (comma == value.npos) return "";
+            at = comma + 1;
+        }
+    };
+}
+
+Take probability(double& out) {
+    return [&out](const std::string& value) -> std::string {
+        auto p = parse_probability(value);
+        if (!p) return "wants a probability between 0 and 1, not " + value;
+        out = *p;
+        return "";
+    };
+}
+
+Take text(std::string& out) {
+    return [&out](const std::string& value) {
+        out = value;
+        return std::string();
+    };
+}
+
+// Every option, with what it takes and what it says in --help.
+struct OptionDef {
+    const char* name;
+    const char* value_name;
+    const char* help;
+    Take take;
+};
+
+std::vector<OptionDef> options(Config& c) {
+    return {
+        {"--address", "A.B.C.D", "this host's IPv4 address",
+         [&c](const std::string& v) -> std::string {
+             return inet_pton(AF_INET, v.c_str(), &c.address) == 1 ? ""
+                                                                   : "not an IPv4 address: " + v;
+         }},
+        {"--socket", "PATH", "the control socket", text(c.socket_path)},
+        {"--log-file", "PATH", "the log", text(c.log_file)},
+        {"--name", "NAME", "the device's name (default emu0)",
+         [&c](const std::string& v) -> std::string {
+             if (v.empty() || v.size() >= 64) return "must be 1..63 characters";
+             c.device_name = v;
+             return "";
+         }},
+        {"--log-level", "LEVEL", "trace|debug|info|warn|error (default info)",
+         [&c](const std::string& v) -> std::string {
+             for (const char* l : {"trace", "debug", "info", "warn", "error"})
+                 if (v == l) {
+                     c.log_level = v;
+                     return "";
+                 }
+             return "unknown log level " + v;
+         }},
+        {"--mtu", "BYTES", "256|512|1024|2048|4096 (default 1024)",
+         [&c](const std::string& v) -> std::string {
+             for (int mtu : {256, 512, 1024, 2048, 4096})
+                 if (v == std::to_string(mtu)) {
+                     c.mtu = mtu;
+                     return "";
+                 }
+             return "MTU must be 256, 512, 1024, 2048 or 4096, not " + v;
+         }},
+        {"--udp-port", "N", "the RoCE v2 port (default 4791)",
+         [&c](const std::string& v) -> std::string {
+             if (!all_digits(v, 5) || std::stoi(v) < 1 || std::stoi(v) > 65535)
+                 return "wants a port number 1..65535, not " + v;
+             c.udp_port = static_cast<uint16_t>(std::stoi(v));
+             return "";
+         }},
+        {"--poll-us", "N", "how long the NIC polls after work before it sleeps",
+         [&c](const std::string& v) -> std::string {
+             if (!all_digits(v, 7)) return "wants microseconds (0..9999999), not " + v;
+             c.poll_us = std::stoull(v);
+             return "";
+         }},
+        {"--pcap", "FILE", "capture every packet sent and received", text(c.pcap_file)},
+        {"--pcap-limit", "BYTES", "the capture stops before this size",
+         [&c](const std::string& v) -> std::string {
+             auto n = whole_number(v);
+             if (!n) return "wants a size in bytes, not " + v;
+             c.pcap_limit = *n;
+             return "";
+         }},
+        {"--allow-uid", "UID[,UID...]", "uids besides ours and root that may open the device",
+         [&c](const std::string& v) -> std::string {
+             auto uids = emu::parse_uid_list(v);
+             if (!uids) return "wants UID[,UID...], not " + v;
+             c.allowed_uids = *uids;
+             return "";
+         }},
+        {"--max-per-process", "KIND=N,...", "qp, cq, mr, context: what one process may hold",
+         [&c](const std::string& v) -> std::string {
+             auto shares = emu::parse_share_limits(v);
+             if (!shares)
+                 return "wants KIND=N[,KIND=N...] (KIND: qp, cq, mr, context; N >= 1), not " + v;
+             c.max_per_process = *shares;
+             return "";
+         }},
+        {"--peers", "A.B.C.D,...", "every host of the set (multicast, rdma_cm)",
+         ipv4_list(c.hosts)},
+        {"--diag-dir", "DIR", "where the set's NICs tell each other why", text(c.diag_dir)},
+        {"--cm-response-timeout", "T", "rdma_cm: 4.096 us * 2^T for an answer, 0..31 (default 20)",
+         [&c](const std::string& v) -> std::string {
+             if (!all_digits(v, 2) || std::stoi(v) > 31) return "wants 0..31, not " + v;
+             c.cm_response_timeout = static_cast<uint8_t>(std::stoi(v));
+             return "";
+         }},
+        {"--cm-retries", "N", "rdma_cm: retries, 0..15 (default 15)",
+         [&c](const std::string& v) -> std::string {
+             if (!all_digits(v, 2) || std::stoi(v) > 15) return "wants 0..15, not " + v;
+             c.cm_retries = static_cast<uint8_t>(std::stoi(v));
+             return "";
+         }},
+        {"--drop", "P", "drop each packet sent with probability P", probability(c.faults.drop)},
+        {"--duplicate", "P", "send it twice", probability(c.faults.duplicate)},
+        {"--reorder", "P", "hold it back behind the next", probability(c.faults.reorder)},
+        {"--corrupt", "P", "flip a byte (the receiver's ICRC check drops it)",
+         probability(c.faults.corrupt)},
+        {"--delay-us", "D", "delay every packet sent",
+         [&c](const std::string& v) -> std::string {
+             auto n = whole_number(v);
+             if (!n) return "wants a non-negative integer, not " + v;
+             c.faults.delay_us = static_cast<uint32_t>(*n);
+             return "";
+         }},
+        {"--seed", "S", "the faults' random seed",
+         [&c](const std::string& v) -> std::string {
+             auto n = whole_number(v);
+             if (!n) return "wants a non-negative integer, not " + v;
+             c.faults.seed = *n;
+             return "";
+         }},
+        {"--icrc-ipv4", "recover-id|id-zero",
+         "IPv4 peers that send an IP ID: find it from the ICRC (default), or drop them",
+         [&c](const std::string& v) -> std::string {
+             auto policy = parse_ipv4_id_policy(v);
+             if (!policy) return "wants recover-id or id-zero, not " + v;
+             c.icrc_ipv4 = *policy;
+             return "";
+         }},
+    };
 }
 
 } // namespace
@@ -50,152 +190,30 @@ uint64_t Config::default_poll_us() {
     return ::sysconf(_SC_NPROCESSORS_ONLN) > 2 ? 50 : 0;
 }
 
-std::optional<Config> parse_args(int argc, char** argv) {
+std::optional<Config> parse_args(int argc, char** argv, int* exit_status) {
     Config c;
-    bool have_address = false;
-    for (int i = 1; i < argc; ++i) {
-        std::string opt = argv[i];
-        if (i + 1 >= argc) {
-            usage(("missing value for " + opt).c_str());
-            return std::nullopt;
-        }
-        std::string value = argv[++i];
-        if (opt == "--name") {
-            if (value.empty() || value.size() >= 64) {
-                usage("--name must be 1..63 characters");
-                return std::nullopt;
-            }
-            c.device_name = value;
-        } else if (opt == "--address") {
-            if (inet_pton(AF_INET, value.c_str(), &c.address) != 1) {
-                usage(("not an IPv4 address: " + value).c_str());
-                return std::nullopt;
-            }
-            have_address = true;
-        } else if (opt == "--socket") {
-            c.socket_path = value;
-        } else if (opt == "--diag-dir") {
-            c.diag_dir = value;
-        } else if (opt == "--log-file") {
-            c.log_file = value;
-        } else if (opt == "--log-level") {
-            if (!valid_level(value)) {
-                usage(("unknown log level " + value).c_str());
-                return std::nullopt;
-            }
-            c.log_level = value;
-        } else if (opt == "--mtu") {
-            c.mtu = std::atoi(value.c_str());
-            if (!valid_mtu(c.mtu)) {
-                usage(("MTU must be 256, 512, 1024, 2048 or 4096, not " + value).c_str());
-                return std::nullopt;
-            }
-        } else if (opt == "--poll-us") {
-            if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
-                value.size() > 7) {
-                usage(("--poll-us wants microseconds (0..9999999), not " + value).c_str());
-                return std::nullopt;
-            }
-            c.poll_us = std::strtoull(value.c_str(), nullptr, 10);
-        } else if (opt == "--udp-port") {
-            int port = std::atoi(value.c_str());
-            if (port < 1 || port > 65535 ||
-                value.find_first_not_of("0123456789") != std::string::npos) {
-                usage(("--udp-port wants a port number 1..65535, not " + value).c_str());
-                return std::nullopt;
-            }
-            c.udp_port = static_cast<uint16_t>(port);
-        } else if (opt == "--peers") {
-            c.hosts.clear();
-            size_t at = 0;
-            while (at <= value.size()) {
-                size_t comma = value.find(',', at);
-                std::string one =
-                    value.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-                in_addr a{};
-                if (inet_pton(AF_INET, one.c_str(), &a) != 1) {
-                    usage(("--peers: not an IPv4 address: " + one).c_str());
-                    return std::nullopt;
-                }
-                c.hosts.push_back(a.s_addr);
-                if (comma == std::string::npos) break;
-                at = comma + 1;
-            }
-        } else if (opt == "--cm-response-timeout" || opt == "--cm-retries") {
-            const int max = opt == "--cm-retries" ? 15 : 31;
-            int v = std::atoi(value.c_str());
-            if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
-                value.size() > 2 || v > max) {
-                usage((opt + " wants 0.." + std::to_string(max) + ", not " + value).c_str());
-                return std::nullopt;
-            }
-            (opt == "--cm-retries" ? c.cm_retries : c.cm_response_timeout) =
-                static_cast<uint8_t>(v);
-        } else if (opt == "--icrc-ipv4") {
-            auto policy = parse_ipv4_id_policy(value);
-            if (!policy) {
-                usage(("--icrc-ipv4 wants recover-id or id-zero, not " + value).c_str());
-                return std::nullopt;
-            }
-            c.icrc_ipv4 = *policy;
-        } else if (opt == "--pcap") {
-            c.pcap_file = value;
-        } else if (opt == "--pcap-limit") {
-            char* end = nullptr;
-            errno = 0;
-            unsigned long long v = std::strtoull(value.c_str(), &end, 10);
-            if (value.empty() || *end || value[0] == '-' || errno == ERANGE) {
-                usage(("--pcap-limit wants a size in bytes, not " + value).c_str());
-                return std::nullopt;
-            }
-            c.pcap_limit = v;
-        } else if (opt == "--allow-uid") {
-            auto uids = emu::parse_uid_list(value);
-            if (!uids) {
-                usage(("--allow-uid wants UID[,UID...], not " + value).c_str());
-                return std::nullopt;
-            }
-            c.allowed_uids = *uids;
-        } else if (opt == "--max-per-process") {
-            auto shares = emu::parse_share_limits(value);
-            if (!shares) {
-                std::string why = "--max-per-process wants KIND=N[,KIND=N...] (KIND: qp, cq, "
-                                  "mr, context; N >= 1), not " +
-                                  value;
-                usage(why.c_str());
-                return std::nullopt;
-            }
-            c.max_per_process = *shares;
-        } else if (opt == "--drop" || opt == "--duplicate" || opt == "--reorder" ||
-                   opt == "--corrupt") {
-            auto p = parse_probability(value);
-            if (!p) {
-                usage((opt + " wants a probability between 0 and 1, not " + value).c_str());
-                return std::nullopt;
-            }
-            double& field = opt == "--drop"        ? c.faults.drop
-                            : opt == "--duplicate" ? c.faults.duplicate
-                            : opt == "--reorder"   ? c.faults.reorder
-                                                   : c.faults.corrupt;
-            field = *p;
-        } else if (opt == "--delay-us" || opt == "--seed") {
-            char* end = nullptr;
-            unsigned long long v = std::strtoull(value.c_str(), &end, 10);
-            if (value.empty() || *end || value[0] == '-') {
-                usage((opt + " wants a non-negative integer, not " + value).c_str());
-                return std::nullopt;
-            }
-            if (opt == "--seed")
-                c.faults.seed = v;
-            else
-                c.faults.delay_us = static_cast<uint32_t>(v);
-        } else {
-            usage(("unknown option " + opt).c_str());
-            return std::nullopt;
-        }
+    CLI::App app{"The NIC of one emulated host. Usually started by `rdmaemu up`.", "nicsimd"};
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    for (OptionDef& o : options(c)) {
+        CLI::Option* opt = app.add_option_function<std::string>(
+            o.name,
+            [name = std::string(o.name), take = std::move(o.take)](const std::string& v) {
+                if (std::string why = take(v); !why.empty()) throw CLI::ValidationError(name, why);
+            },
+            o.help);
+        opt->type_name(o.value_name);
+        for (std::string_view required : {"--address", "--socket", "--log-file"})
+            if (required == o.name) opt->required();
     }
-    if (!have_address || c.socket_path.empty() || c.log_file.empty()) {
-        usage("--address, --socket and --log-file are required");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+        std::printf("%s", app.help().c_str());
+        if (exit_status) *exit_status = 0;
+        return std::nullopt;
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "nicsimd: %s\n%s", e.what(), app.help().c_str());
+        if (exit_status) *exit_status = 2;
         return std::nullopt;
     }
     return c;

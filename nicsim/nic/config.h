@@ -53,7 +53,8 @@ struct Config {
     uint8_t cm_retries = 15;
 };
 
-// Parses argv; on error prints the reason and usage to stderr and returns nothing.
-std::optional<Config> parse_args(int argc, char** argv);
+// Parses argv (CLI11). Returns nothing, with `*exit_status` what nicsimd exits with, after --help
+// (the options on stdout, 0) or an error (why and the options on stderr, 2).
+std::optional<Config> parse_args(int argc, char** argv, int* exit_status = nullptr);
 
 } // namespace nicsim
