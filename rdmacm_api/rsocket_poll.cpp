@@ -249,12 +249,13 @@ RDMACM_EXPORT int rpoll(pollfd* fds, nfds_t nfds, int timeout) {
         dgram_owner.clear();
         bool ready = false;
         for (nfds_t i = 0; i < nfds && !ready; ++i) {
-            if (ds::Socket* d = ds::lookup(fds[i].fd)) { // its fds: check_all takes their events
+            if (ds::Socket* dgram =
+                    ds::lookup(fds[i].fd)) { // its fds: check_all takes their events
                 const size_t before = sleep_on.size();
-                ready = ds::arm(*d, fds[i].events, sleep_on);
+                ready = ds::arm(*dgram, fds[i].events, sleep_on);
                 owner.resize(owner.size() + sleep_on.size() - before, nullptr);
                 dgram_owner.resize(before, nullptr);
-                dgram_owner.resize(sleep_on.size(), d);
+                dgram_owner.resize(sleep_on.size(), dgram);
                 continue;
             }
             RSocket* s = lookup(fds[i].fd);

@@ -39,10 +39,10 @@ constexpr OptionSpec kOptions[] = {
 int enter_host(const std::string& runtime, const HostEntry& host) {
     DeviceSnapshot dev;
     std::string why;
-    if (auto err = snapshot_device(host.socket, dev))
-        why = *err;
-    else if (auto err = join_set_network(runtime))
-        why = *err;
+    if (auto no_device = snapshot_device(host.socket, dev))
+        why = *no_device;
+    else if (auto no_network = join_set_network(runtime))
+        why = *no_network;
     else
         switch (enter_host_view(dev, netdev_name(host.index), why)) {
         case ViewResult::Done:
