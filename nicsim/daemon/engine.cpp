@@ -22,9 +22,7 @@ namespace nicsim {
 namespace wire = emu::wire;
 
 namespace {
-constexpr int kBudgetPerTurn = 16; // packets one QP sends before the next QP's turn
-constexpr int kTurnsPerDrain = 64; // QP turns before the loop looks at its sockets again
-constexpr uint32_t kGsiQpn = 1;    // IBA 9.6.1.1.1: QP1, the general services interface
+constexpr uint32_t kGsiQpn = 1; // IBA 9.6.1.1.1: QP1, the general services interface
 
 std::string ipv4_text(uint32_t addr) {
     char text[INET_ADDRSTRLEN] = "?";
@@ -35,7 +33,7 @@ std::string ipv4_text(uint32_t addr) {
 
 Engine::Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::logger& log,
                PeerReasons* peers)
-    : io_(io), nic_(nic), link_(link), log_(log), peers_(peers), timer_(io) {
+    : io_(io), nic_(nic), link_(link), log_(log), peers_(peers), scheduler_(nic), timer_(io) {
     link_.start([this](const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid,
                        uint8_t tos) { on_packet(from, data, len, mgid, tos); });
 }
@@ -55,71 +53,39 @@ void Engine::transmit_multicast(Qp&, const uint8_t* mgid, uint8_t* packet, size_
 }
 
 void Engine::schedule(Qp& qp) {
-    if (!qp.scheduled) {
-        qp.scheduled = true;
-        runnable_.push_back(qp.qpn);
-    }
+    scheduler_.schedule(qp);
     if (!drain_posted_) {
         drain_posted_ = true;
         boost::asio::post(io_, [this] { drain(); });
     }
 }
 
+// A bounded turn, then the sockets' turn: the rest of the queue runs after them.
 void Engine::drain() {
     drain_posted_ = false;
-    for (int turns = 0; turns < kTurnsPerDrain && !runnable_.empty(); ++turns) {
-        uint32_t qpn = runnable_.front();
-        runnable_.pop_front();
-        Qp* qp = nic_.qp_by_qpn(qpn);
-        if (!qp) continue;
-        qp->scheduled = false;
-        if (transport::run(*this, *qp, kBudgetPerTurn)) schedule(*qp);
-    }
-    if (!runnable_.empty() && !drain_posted_) {
+    scheduler_.run(*this);
+    if (scheduler_.runnable() && !drain_posted_) {
         drain_posted_ = true;
         boost::asio::post(io_, [this] { drain(); });
     }
 }
 
-// A deadline goes into the heap only when it is earlier than the QP's queued one: moving a
-// retransmit timer on at every ACK costs nothing, and when the queued deadline fires on_timer
-// finds the later one and sets it again (stale and cancelled deadlines fire harmlessly).
 void Engine::set_timer(Qp& qp, uint64_t at_us) {
-    if (at_us == 0 || (qp.timer_queued_us && qp.timer_queued_us <= at_us)) return;
-    qp.timer_queued_us = at_us;
-    deadlines_.push({at_us, qp.qpn});
-    arm_timer();
+    if (scheduler_.set_timer(qp, at_us)) arm_timer();
 }
 
 void Engine::arm_timer() {
-    if (deadlines_.empty()) return;
-    uint64_t next = deadlines_.top().first;
-    if (timer_armed_for_ && timer_armed_for_ <= next) return;
+    uint64_t next = scheduler_.next_deadline();
+    if (!next || (timer_armed_for_ && timer_armed_for_ <= next)) return;
     timer_armed_for_ = next;
     uint64_t now = now_us();
     timer_.expires_after(std::chrono::microseconds(next > now ? next - now : 0));
     timer_.async_wait([this](const boost::system::error_code& ec) {
         if (ec) return;
         timer_armed_for_ = 0;
-        on_timers();
+        scheduler_.fire_due(*this, now_us());
+        arm_timer();
     });
-}
-
-void Engine::on_timers() {
-    uint64_t now = now_us();
-    due_.clear();
-    while (!deadlines_.empty() && deadlines_.top().first <= now) {
-        auto [at, qpn] = deadlines_.top();
-        deadlines_.pop();
-        Qp* qp = nic_.qp_by_qpn(qpn);
-        if (qp && qp->timer_queued_us == at) {
-            qp->timer_queued_us = 0;
-            due_.push_back(qpn);
-        }
-    }
-    for (uint32_t qpn : due_)
-        if (Qp* qp = nic_.qp_by_qpn(qpn)) transport::on_timer(*this, *qp);
-    arm_timer();
 }
 
 void Engine::async_event(int async_fd, ibv_event_type type, uint32_t handle, uint32_t reason) {
@@ -147,7 +113,8 @@ void Engine::qp_destroying(Qp& qp) {
 
 void Engine::send_posted(Qp& qp) {
     // Bounded as one drain is: an RC QP stops at its window, and its peer's ACKs find no QP.
-    for (int turns = 0; turns < kTurnsPerDrain && transport::run(*this, qp, kBudgetPerTurn);
+    for (int turns = 0; turns < QpScheduler::kTurnsPerRun &&
+                        transport::run(*this, qp, QpScheduler::kBudgetPerTurn);
          ++turns) {
     }
 }

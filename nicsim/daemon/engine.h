@@ -7,6 +7,7 @@
 #include "emu/wire/packet.h"
 #include "net/udp_link.h"
 #include "nic/nic.h"
+#include "transport/qp_scheduler.h"
 #include "transport/transport_env.h"
 
 #include <boost/asio/io_context.hpp>
@@ -14,9 +15,7 @@
 #include <spdlog/logger.h>
 
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <queue>
 #include <vector>
 
 namespace nicsim {
@@ -71,7 +70,6 @@ class Engine final : public DataPath, public TransportEnv {
     bool from_peer(const Qp& qp, const sockaddr_in& from) const;
     void drain();
     void arm_timer();
-    void on_timers();
 
     boost::asio::io_context& io_;
     Nic& nic_;
@@ -79,12 +77,8 @@ class Engine final : public DataPath, public TransportEnv {
     spdlog::logger& log_;
     PeerReasons* peers_;
     SegmentDma dma_;
-    // QPs are named by QPN, never by pointer: a QP destroyed while queued is simply not found.
-    std::deque<uint32_t> runnable_;
+    QpScheduler scheduler_;
     bool drain_posted_ = false;
-    using Deadline = std::pair<uint64_t, uint32_t>; // (time, qpn)
-    std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
-    std::vector<uint32_t> due_; // on_timers' scratch, kept: no allocation per tick
     boost::asio::steady_timer timer_;
     uint64_t timer_armed_for_ = 0;
     std::vector<SessionObjects*> doorbells_; // sessions whose doorbell pages the NIC watches

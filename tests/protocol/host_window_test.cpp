@@ -3,6 +3,8 @@
 // ACK; what each QP sent stops counting when it is acknowledged, flushed or destroyed.
 #include "protocol_rig.h"
 
+#include <map>
+
 using namespace proto;
 using nicsim::transport::kAckEvery;
 using nicsim::transport::kHostWindow;

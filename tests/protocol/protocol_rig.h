@@ -15,6 +15,7 @@
 #include "objects/session_objects.h"
 #include "rig_check.h"
 #include "transport/engines.h"
+#include "transport/qp_scheduler.h"
 #include "transport/raw.h"
 #include "verbs/verbs.h"
 
@@ -25,10 +26,8 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
-#include <deque>
 #include <fcntl.h>
 #include <initializer_list>
-#include <map>
 #include <memory>
 #include <optional>
 #include <unistd.h>
@@ -140,15 +139,8 @@ class FakeEnv final : public nicsim::TransportEnv {
         s.payload.assign(payload, payload + payload_len);
         sent.push_back(std::move(s));
     }
-    void schedule(Qp& qp) override {
-        if (qp.scheduled) return;
-        qp.scheduled = true;
-        runnable_.push_back(qp.qpn);
-    }
-    void set_timer(Qp& qp, uint64_t at_us) override {
-        timers_[qp.qpn] = at_us;
-        ++timer_sets;
-    }
+    void schedule(Qp& qp) override { scheduler_.schedule(qp); }
+    void set_timer(Qp& qp, uint64_t at_us) override { scheduler_.set_timer(qp, at_us); }
     nicsim::DmaEngine& dma() override { return fake_dma; }
     nicsim::Nic& nic() override { return nic_; }
     void async_event(int async_fd, ibv_event_type type, uint32_t handle, uint32_t reason) override {
@@ -167,39 +159,22 @@ class FakeEnv final : public nicsim::TransportEnv {
     spdlog::logger& log() override { return log_; }
 
     // The Engine's run queue: each scheduled QP runs with a budget until none has work left.
-    void drain(int budget = 16) {
-        for (int turns = 0; !runnable_.empty(); ++turns) {
-            RIG_REQUIRE(turns < 100000); // a QP that never runs out of work
-            uint32_t qpn = runnable_.front();
-            runnable_.pop_front();
-            Qp* qp = nic_.qp_by_qpn(qpn);
-            if (!qp) continue;
-            qp->scheduled = false;
-            if (nicsim::transport::run(*this, *qp, budget)) schedule(*qp);
-        }
+    void drain(int budget = nicsim::QpScheduler::kBudgetPerTurn) {
+        scheduler_.run(*this, 100000, budget);
+        RIG_REQUIRE(!scheduler_.runnable()); // a QP that never runs out of work
     }
 
-    // The deadline last set for the QP's timer (0: none or stopped).
+    // The QP's transport deadline: its RNR wait, else its retransmit timer (0: none).
     uint64_t timer(const Qp& qp) const {
-        auto it = timers_.find(qp.qpn);
-        return it == timers_.end() ? 0 : it->second;
+        return qp.req.rnr_until_us ? qp.req.rnr_until_us : qp.req.timer_at_us;
     }
 
-    // Moves the clock by `us`, then calls on_timer for every QP whose deadline has passed (as
-    // the Engine's timer does) and runs what that made runnable.
+    // Moves the clock by `us`, then fires every deadline that has passed (as the Engine's timer
+    // does) and runs what that made runnable.
     void advance(uint64_t us) {
         now += us;
-        for (int rounds = 0;; ++rounds) {
+        for (int rounds = 0; scheduler_.fire_due(*this, now); ++rounds) {
             RIG_REQUIRE(rounds < 1000);
-            std::vector<uint32_t> due;
-            for (auto& [qpn, at] : timers_)
-                if (at && at <= now) {
-                    due.push_back(qpn);
-                    at = 0;
-                }
-            if (due.empty()) break;
-            for (uint32_t qpn : due)
-                if (Qp* qp = nic_.qp_by_qpn(qpn)) nicsim::transport::on_timer(*this, *qp);
             drain();
         }
         drain();
@@ -216,15 +191,13 @@ class FakeEnv final : public nicsim::TransportEnv {
     std::vector<Sent> sent;
     std::vector<AsyncEvent> events;
     std::vector<std::pair<uint32_t, nicsim::PeerReason>> told;
-    int timer_sets = 0;
     FakeDma fake_dma;
     alignas(8) uint8_t scratch_[nicsim::transport::kMaxPacket];
 
   private:
     nicsim::Nic& nic_;
     spdlog::logger log_;
-    std::deque<uint32_t> runnable_;
-    std::map<uint32_t, uint64_t> timers_;
+    nicsim::QpScheduler scheduler_{nic_};
 };
 
 // What the Engine does for the control path: modify_qp tells the transport.
