@@ -2,40 +2,27 @@
 
 #include "control/status_json.h"
 #include "emu/ipc/protocol.h"
-#include "emu/wire/packet.h"
 #include "objects/session_objects.h"
 #include "transport/engines.h"
 #include "transport/raw.h"
-#include "transport/ud.h"
 
 #include <boost/asio/post.hpp>
 
-#include <arpa/inet.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
-#include <cstring>
 #include <sys/socket.h>
 
 namespace nicsim {
 
-namespace wire = emu::wire;
-
-namespace {
-constexpr uint32_t kGsiQpn = 1; // IBA 9.6.1.1.1: QP1, the general services interface
-
-std::string ipv4_text(uint32_t addr) {
-    char text[INET_ADDRSTRLEN] = "?";
-    ::inet_ntop(AF_INET, &addr, text, sizeof text);
-    return text;
-}
-} // namespace
-
 Engine::Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::logger& log,
                PeerReasons* peers)
-    : io_(io), nic_(nic), link_(link), log_(log), peers_(peers), scheduler_(nic), timer_(io) {
+    : io_(io), nic_(nic), link_(link), log_(log), peers_(peers), scheduler_(nic),
+      router_(*this, link.counters(), link.port(),
+              [&link](uint32_t addr) { return link.in_set(addr); }),
+      timer_(io) {
     link_.start([this](const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid,
-                       uint8_t tos) { on_packet(from, data, len, mgid, tos); });
+                       uint8_t tos) { router_.route(from, data, len, mgid, tos); });
 }
 
 uint64_t Engine::now_us() {
@@ -193,70 +180,6 @@ void Engine::woke() {
     asleep_ = false;
     for (SessionObjects* objects : doorbells_)
         objects->doorbell_page->nic_sleeping.store(0, std::memory_order_relaxed);
-}
-
-// Connected QPs take packets from their peer alone: its address (the QP's destination GID, as
-// rxe checks) and the UDP port every host of the set sends from. On one machine the peer's
-// daemon holds that address and port, so no other process can send from them. (A real RoCE v2
-// NIC sends from a varying source port, which receivers ignore; see docs/security.md.)
-bool Engine::from_peer(const Qp& qp, const sockaddr_in& from) const {
-    if (from.sin_addr.s_addr != transport::dest_addr(qp)) return false;
-    // A peer outside the set (Linux Soft-RoCE, another machine's RoCE NIC) sends from a port of
-    // its own per QP (rxe_net.c: 0xC000 | a hash of the QPNs), which RoCE receivers ignore.
-    return !link_.in_set(from.sin_addr.s_addr) || ntohs(from.sin_port) == link_.port();
-}
-
-void Engine::on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid,
-                       uint8_t tos) {
-    wire::Headers h;
-    const uint8_t* payload = nullptr;
-    size_t payload_len = 0;
-    wire::ParseResult r = wire::parse(data, len, h, &payload, &payload_len);
-    if (r != wire::ParseResult::Ok) {
-        ++link_.counters().malformed;
-        log_.debug("dropped malformed packet from {:#x}: {}", ntohl(from.sin_addr.s_addr),
-                   wire::describe(r));
-        return;
-    }
-    if (mgid) { // DestQP 0xFFFFFF with its group (the link checked the trailer)
-        if (!wire::has(h.opcode, wire::kUD) || h.pkey != wire::kDefaultPkey) {
-            ++link_.counters().unknown_qp; // only UD datagrams go to groups
-            return;
-        }
-        ud::receive_multicast(*this, from.sin_addr.s_addr, mgid, h, payload, payload_len, len, tos);
-        return;
-    }
-    if (h.dest_qpn == kGsiQpn && gsi_) return gsi_(from, h, payload, payload_len);
-    Qp* qp = nic_.qp_by_qpn(h.dest_qpn);
-    if (!qp || h.pkey != wire::kDefaultPkey) {
-        ++link_.counters().unknown_qp;
-        return;
-    }
-    // Datagrams come from anyone, as on any fabric: the Q_Key is the access check of UD.
-    if (qp->type == IBV_QPT_UD && wire::has(h.opcode, wire::kUD)) {
-        ud::receive(*this, *qp, from.sin_addr.s_addr, nic_.device().config().address.s_addr, h,
-                    payload, payload_len, len, tos);
-        return;
-    }
-    // The opcode's transport must be the QP's (rxe makes the same check).
-    // XRC: the initiator (XRC_SEND) takes only responses, the target (XRC_RECV) only requests.
-    bool type_ok =
-        (qp->type == IBV_QPT_RC && wire::has(h.opcode, wire::kRC)) ||
-        (qp->type == IBV_QPT_UC && wire::has(h.opcode, wire::kUC)) ||
-        (qp->type == IBV_QPT_XRC_SEND && wire::has(h.opcode, wire::kXRC | wire::kResponse)) ||
-        (qp->type == IBV_QPT_XRC_RECV && wire::has(h.opcode, wire::kXRC | wire::kRequest));
-    if (!type_ok || h.dest_qpn != qp->qpn) {
-        ++link_.counters().unknown_qp;
-        return;
-    }
-    if (!from_peer(*qp, from)) {
-        transport::count_drop(*this, *qp, &DropCounters::wrong_source);
-        log_.debug("qp {:#x}: {} psn {:#x} from {}:{} dropped: the peer is {}:{}", qp->qpn,
-                   wire::opcode_name(h.opcode), h.psn, ipv4_text(from.sin_addr.s_addr),
-                   ntohs(from.sin_port), ipv4_text(transport::dest_addr(*qp)), link_.port());
-        return;
-    }
-    transport::receive(*this, *qp, h, payload, payload_len);
 }
 
 } // namespace nicsim

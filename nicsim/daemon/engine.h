@@ -4,9 +4,9 @@
 
 #include "diag/peer_reasons.h"
 #include "dma/dma_engine.h"
-#include "emu/wire/packet.h"
 #include "net/udp_link.h"
 #include "nic/nic.h"
+#include "transport/packet_router.h"
 #include "transport/qp_scheduler.h"
 #include "transport/transport_env.h"
 
@@ -54,9 +54,7 @@ class Engine final : public DataPath, public TransportEnv {
     void set_timer(Qp& qp, uint64_t at_us) override;
     DmaEngine& dma() override { return dma_; }
     // Packets for QP1 (the GSI: the CM's MADs) go to `gsi` (nicsim/cm/gsi_port.h).
-    using GsiReceiver = std::function<void(const sockaddr_in& from, const emu::wire::Headers& h,
-                                           const uint8_t* payload, size_t len)>;
-    void set_gsi(GsiReceiver gsi) { gsi_ = std::move(gsi); }
+    void set_gsi(PacketRouter::GsiReceiver gsi) { router_.set_gsi(std::move(gsi)); }
     Nic& nic() override { return nic_; }
     void async_event(int async_fd, ibv_event_type type, uint32_t handle, uint32_t reason) override;
     void tell_peer(uint32_t peer_addr, const PeerReason& reason) override;
@@ -65,9 +63,6 @@ class Engine final : public DataPath, public TransportEnv {
 
   private:
     size_t serve_doorbell(SessionObjects& objects);
-    void on_packet(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid,
-                   uint8_t tos);
-    bool from_peer(const Qp& qp, const sockaddr_in& from) const;
     void drain();
     void arm_timer();
 
@@ -78,12 +73,12 @@ class Engine final : public DataPath, public TransportEnv {
     PeerReasons* peers_;
     SegmentDma dma_;
     QpScheduler scheduler_;
+    PacketRouter router_;
     bool drain_posted_ = false;
     boost::asio::steady_timer timer_;
     uint64_t timer_armed_for_ = 0;
     std::vector<SessionObjects*> doorbells_; // sessions whose doorbell pages the NIC watches
     bool asleep_ = false;
-    GsiReceiver gsi_;
 };
 
 } // namespace nicsim
