@@ -43,7 +43,7 @@ void send(int client, const void* msg, size_t len, bool with_memory) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t len) {
     if (len == 0) return 0;
     boost::asio::io_context io;
-    nicsim::Nic nic(proto::rig_config());
+    nicsim::Nic nic(proto::rig_config(proto::kRigAddress));
     proto::FakeEnv env(nic);
     proto::FakeDataPath data_path(env);
     nic.set_data_path(&data_path);

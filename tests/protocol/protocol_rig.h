@@ -152,7 +152,7 @@ class FakeEnv final : public nicsim::TransportEnv {
         told.push_back({peer_addr, r});
     }
     std::optional<nicsim::PeerReason> peer_reason(uint32_t, uint32_t qpn, uint32_t psn) override {
-        for (const auto& [addr, r] : told)
+        for (const auto& [addr, r] : (peer ? peer->told : told))
             if (r.requester_qpn == qpn && r.psn == psn) return r;
         return std::nullopt;
     }
@@ -191,6 +191,7 @@ class FakeEnv final : public nicsim::TransportEnv {
     std::vector<Sent> sent;
     std::vector<AsyncEvent> events;
     std::vector<std::pair<uint32_t, nicsim::PeerReason>> told;
+    FakeEnv* peer = nullptr; // the other NIC's, when the rig has two (two_nic_rig.h)
     FakeDma fake_dma;
     alignas(8) uint8_t scratch_[nicsim::transport::kMaxPacket];
 
@@ -244,23 +245,26 @@ struct QpOptions {
     uint32_t max_sge = 4;
     uint32_t max_inline = 64;
     bool sq_sig_all = false;
-    int cqe = 512;                    // of each of its CQs
-    uint32_t srq = 0;                 // receive from this SRQ (its handle) when not 0
-    uint32_t dest_qpn = kPeerQpn;     // the peer QP (another QP of the rig, to connect two)
-    ibv_qp_state state = IBV_QPS_RTS; // where create_qp leaves it: RTR or RTS
+    int cqe = 512;                // of each of its CQs
+    uint32_t srq = 0;             // receive from this SRQ (its handle) when not 0
+    uint32_t dest_qpn = kPeerQpn; // the peer QP (another QP of the rig, to connect two)
+    const char* peer_address = kPeerAddress;
+    ibv_qp_state state = IBV_QPS_RTS; // where create_qp leaves it: INIT, RTR or RTS
 };
 
-inline nicsim::Config rig_config() {
+inline constexpr const char* kRigAddress = "127.0.0.1";
+
+inline nicsim::Config rig_config(const char* address) {
     nicsim::Config c;
-    ::inet_pton(AF_INET, "127.0.0.1", &c.address);
+    ::inet_pton(AF_INET, address, &c.address);
     return c;
 }
 
 // One NIC with one session's objects, made as the daemon makes them.
 class Rig {
   public:
-    Rig()
-        : nic(rig_config()),
+    explicit Rig(const char* address = kRigAddress)
+        : nic(rig_config(address)),
           log_("rig", std::make_shared<spdlog::sinks::null_sink_mt>()), ctx{nic,        objects,
                                                                             log_,       "session#1",
                                                                             ::getpid(), {}},
@@ -315,7 +319,7 @@ class Rig {
     }
 
     // An RC QP with its own send and receive CQs, taken RESET -> INIT -> RTR -> RTS with the
-    // masks an application gives, connected to kPeerQpn at kPeerAddress.
+    // masks an application gives (up to o.state), connected to o.dest_qpn at o.peer_address.
     Qp& create_qp(const QpOptions& o = {}) {
         Cq& scq = create_cq(o.cqe);
         Cq& rcq = create_cq(o.cqe);
@@ -344,8 +348,18 @@ class Rig {
         m.mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
         ipc::Empty e;
         RIG_REQUIRE(nicsim::modify_qp(ctx, m, e) == 0);
+        if (o.state == IBV_QPS_INIT) return qp;
+        to_rtr(qp, o);
+        if (o.state == IBV_QPS_RTR) return qp;
+        to_rts(qp, o);
+        return qp;
+    }
 
-        m.attr = {};
+    // INIT -> RTR with the responder's attributes and the path to the peer.
+    void to_rtr(Qp& qp, const QpOptions& o) {
+        ipc::ModifyQpReq m{};
+        ipc::Empty e;
+        m.qp = qp.handle;
         m.attr.qp_state = IBV_QPS_RTR;
         m.attr.path_mtu = o.mtu;
         m.attr.dest_qp_num = o.dest_qpn;
@@ -358,13 +372,10 @@ class Rig {
         m.attr.ah_attr.grh.hop_limit = 64;
         m.attr.ah_attr.grh.dgid.raw[10] = 0xff;
         m.attr.ah_attr.grh.dgid.raw[11] = 0xff;
-        ::inet_pton(AF_INET, kPeerAddress, &m.attr.ah_attr.grh.dgid.raw[12]);
+        ::inet_pton(AF_INET, o.peer_address, &m.attr.ah_attr.grh.dgid.raw[12]);
         m.mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
         RIG_REQUIRE(nicsim::modify_qp(ctx, m, e) == 0);
-        if (o.state == IBV_QPS_RTR) return qp;
-        to_rts(qp, o);
-        return qp;
     }
 
     // RTR -> RTS with the requester's attributes.

@@ -8,7 +8,7 @@
 using namespace proto;
 
 TEST_CASE("qpn: QPNs are random, unique and never 0, 1 or 0xFFFFFF", "[qpn]") {
-    nicsim::Nic nic(rig_config());
+    nicsim::Nic nic(rig_config(kRigAddress));
     std::vector<Qp> qps(4000);
     std::vector<uint32_t> qpns;
     for (Qp& qp : qps)
