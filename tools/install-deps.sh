@@ -14,8 +14,9 @@ base=(
   # the larger stacks of real_stacks (docs/real-stacks.md): UCX, Open MPI over UCX, libfabric
   ucx-utils libucx0 openmpi-bin libopenmpi-dev netpipe-openmpi libfabric-bin
   python3-matplotlib linux-perf # bench/: its plots, and syscall counts that do not slow the app
-  # the fuzz targets (make fuzz): clang with libFuzzer and the sanitizer runtimes; the format check
-  clang-14 libclang-rt-14-dev clang-format-14
+  # the fuzz targets (make fuzz): clang with libFuzzer and the sanitizer runtimes; the format and
+  # clang-tidy checks
+  clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
 )
 # The Soft-RoCE VM of the vm tests (tools/vm/rxe-vm): qemu, its root filesystem, a kernel to boot.
 # Hundreds of MiB: not for every `make test`.

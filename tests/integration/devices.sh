@@ -19,10 +19,10 @@ step "no host up: ibv_devices with our library lists nothing and says why"
 for host_env in unset 1; do
     rc=0
     if [[ $host_env == unset ]]; then
-        env -u RDMAEMU_HOST LD_LIBRARY_PATH="$LIBDIR" ${RDMAEMU_ASAN_RUNTIME:+LD_PRELOAD="$RDMAEMU_ASAN_RUNTIME"} ibv_devices \
+        env -u RDMAEMU_HOST LD_LIBRARY_PATH="$LIBDIR" ${RDMAEMU_SANITIZER_RUNTIME:+LD_PRELOAD="$RDMAEMU_SANITIZER_RUNTIME"} ibv_devices \
             >"$EMU_WORK/nohost.out" 2>"$EMU_WORK/nohost.err" || rc=$?
     else
-        env RDMAEMU_HOST=1 LD_LIBRARY_PATH="$LIBDIR" ${RDMAEMU_ASAN_RUNTIME:+LD_PRELOAD="$RDMAEMU_ASAN_RUNTIME"} ibv_devices \
+        env RDMAEMU_HOST=1 LD_LIBRARY_PATH="$LIBDIR" ${RDMAEMU_SANITIZER_RUNTIME:+LD_PRELOAD="$RDMAEMU_SANITIZER_RUNTIME"} ibv_devices \
             >"$EMU_WORK/nohost.out" 2>"$EMU_WORK/nohost.err" || rc=$?
     fi
     echo "# RDMAEMU_HOST=$host_env: exit $rc; stdout:"

@@ -29,7 +29,7 @@ auto at_psn(uint32_t p) {
 }
 
 // Drops the first packet from `side` that `match` finds; delivers everything else.
-TwoNicRig::FaultPlan drop_first(int side, std::function<bool(const wire::Headers&)> match) {
+TwoNicRig::FaultPlan drop_first(int side, const std::function<bool(const wire::Headers&)>& match) {
     return [side, match, done = false](int from, const Sent& s, size_t) mutable {
         if (done || from != side || !match(s.h)) return Fate::Deliver;
         done = true;

@@ -11,6 +11,7 @@ TEST_CASE("qpn: QPNs are random, unique and never 0, 1 or 0xFFFFFF", "[qpn]") {
     nicsim::Nic nic(rig_config(kRigAddress));
     std::vector<Qp> qps(4000);
     std::vector<uint32_t> qpns;
+    qpns.reserve(qps.size());
     for (Qp& qp : qps)
         qpns.push_back(nic.register_qp(qp));
     std::set<uint32_t> unique(qpns.begin(), qpns.end());

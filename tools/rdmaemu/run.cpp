@@ -111,10 +111,10 @@ int run(const ParsedArgs& args) {
         prepend_env("LD_PRELOAD", lib + ":" + cm_lib);
     else
         prepend_env("LD_LIBRARY_PATH", verbs_lib_dir());
-#ifdef RDMAEMU_ASAN_RUNTIME
-    // A sanitizer build's library needs the ASan runtime loaded first in programs that were
-    // not built with it; their own leaks are not ours to report.
-    prepend_env("LD_PRELOAD", RDMAEMU_ASAN_RUNTIME);
+#ifdef RDMAEMU_SANITIZER_RUNTIME
+    // A sanitizer build's library needs its runtime loaded first in programs that were not
+    // built with it; their own leaks are not ours to report.
+    prepend_env("LD_PRELOAD", RDMAEMU_SANITIZER_RUNTIME);
     ::setenv("ASAN_OPTIONS", "detect_leaks=0", 0);
 #endif
 

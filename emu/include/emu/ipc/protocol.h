@@ -25,7 +25,7 @@ inline constexpr size_t kMaxReply = 256 * 1024;
 inline constexpr size_t kDevNameLen = 64;
 
 // How many ops there are (ops.h).
-#define EMU_IPC_ONE_MORE(...) +1
+#define EMU_IPC_ONE_MORE(...) +1 // NOLINT(bugprone-macro-parentheses): a term of the sum
 inline constexpr uint16_t kOpCount = 0 EMU_IPC_OPS(EMU_IPC_ONE_MORE);
 #undef EMU_IPC_ONE_MORE
 
