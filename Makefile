@@ -52,12 +52,14 @@ sanitize:
 # ThreadSanitizer over the daemon, the library and the tests: the unit and protocol tests, then
 # the integration tests whose programs run threads of their own against the NIC (rsockets'
 # keepalive thread, examples, pingpongs with the NIC's async events). Not in CI: a third full
-# build and run would take CI past an hour.
-TSAN_TESTS ?= ^(rc_pingpong|rdmacm_rsockets|doorbell|examples|dead_nic)$$
+# build and run would take CI past an hour. A race stops the process that has it (a daemon too),
+# so the test fails. (doorbell is left out: it counts syscalls against the NIC's polling window,
+# which TSan's slowdown moves.)
+TSAN_TESTS ?= ^(rc_pingpong|rdmacm_rsockets|examples|dead_nic)$$
 tsan: deps
 	$(MAKE) build BUILD=build-tsan CMAKE_FLAGS="-DRDMAEMU_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)"
-	cd build-tsan && ctest -L 'unit|protocol' --output-on-failure
-	cd build-tsan && ctest -R '$(TSAN_TESTS)' --output-on-failure
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -L 'unit|protocol' --output-on-failure
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -R '$(TSAN_TESTS)' --output-on-failure
 
 # The fuzz targets (tests/fuzz) with clang's libFuzzer under ASan+UBSan: each replays its seeds and
 # kept crashes, then fuzzes for FUZZ_SECONDS (three targets: a minute). A crash fails; its input
