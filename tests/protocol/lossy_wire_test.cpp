@@ -60,7 +60,7 @@ void send_all(TwoNicRig& rig, Pair& p, uint64_t wr_id = 1) {
     rig.a.post_send(*p.qa, wqe(wr_id, IBV_WR_SEND), {sge(p.src.data(), p.src.size(), *p.src_mr)});
 }
 
-void expect_delivered(TwoNicRig& rig, Pair& p, uint64_t wr_id = 1) {
+void expect_delivered(Pair& p, uint64_t wr_id = 1) {
     expect_wcs(*p.qa->send_cq, {{.wr_id = wr_id, .opcode = IBV_WC_SEND}});
     expect_wcs(*p.qb->recv_cq, {{.wr_id = 100 + wr_id,
                                  .opcode = IBV_WC_RECV,
@@ -77,7 +77,7 @@ TEST_CASE("two NICs: a 16-packet SEND over a clean wire arrives whole, each pack
     Pair p(rig, 16 * kMtu);
     send_all(rig, p);
     rig.run();
-    expect_delivered(rig, p);
+    expect_delivered(p);
     CHECK(rig.count(0, [](const wire::Headers& h) { return !is_ack(h); }) == 16);
     CHECK(rig.count(1, is_ack) >= 1);
     CHECK(p.qa->counters.retransmits == 0);
@@ -90,7 +90,7 @@ TEST_CASE("two NICs: a lost middle packet draws one sequence NAK and a go-back-N
     rig.plan = drop_first(0, at_psn(kPsn + 5));
     send_all(rig, p);
     rig.run();
-    expect_delivered(rig, p);
+    expect_delivered(p);
     // The responder asked for the missing PSN once (9.7.5.1.1), however many came after it.
     CHECK(rig.count(1, is_seq_nak) == 1);
     for (const Crossing& c : rig.log)
@@ -121,7 +121,7 @@ TEST_CASE("two NICs: a lost last packet is sent again when the retransmit timer 
     CHECK(p.qa->counters.timeouts == 0); // not yet
     rig.advance(1);
     CHECK(p.qa->counters.timeouts == 1);
-    expect_delivered(rig, p);
+    expect_delivered(p);
     CHECK(rig.count(0, at_psn(kPsn + 15)) == 2);
 }
 
@@ -175,7 +175,7 @@ TEST_CASE("two NICs: a packet overtaken by the next one is taken when it comes; 
     };
     send_all(rig, p);
     rig.run();
-    expect_delivered(rig, p);
+    expect_delivered(p);
     // 3 came first: a NAK for 2. Then 2 itself, the expected PSN (its NAK state ends), then 4
     // while 3 is expected: a NAK for 3.
     std::vector<uint32_t> naks;
@@ -201,7 +201,7 @@ TEST_CASE("two NICs: a SEND with no receive posted waits out RNR NAKs, then land
     CHECK(rig.count(1, is_rnr_nak) == 2);
     rig.b.post_recv(*p.qb, 101, {sge(p.dst.data(), p.dst.size(), *p.dst_mr)});
     rig.advance(rnr_us + 1);
-    expect_delivered(rig, p);
+    expect_delivered(p);
     CHECK(p.qa->counters.timeouts == 0); // RNR waits are not retransmit timeouts
 }
 
