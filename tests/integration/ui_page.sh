@@ -4,8 +4,8 @@
 # verbs trace has; once the client runs, both QPs in RTS with their peer, and the host's counters
 # growing from one look to the next (the page polls /status.json); and the timeline of a traced
 # and captured run (its SENDs, the DMA into the receiver's MR). A screenshot of the page during
-# the run is kept in OUTDIR/ui.png. Chromium is installed here when missing (tools/install-deps.sh
-# browser): no other test needs it.
+# the run is kept in OUTDIR/ui.png. Chromium (no other test needs it) is installed by ctest's
+# browser_deps step first; run by hand, the script installs it when missing (install-deps.sh browser).
 #
 # usage: ui_page.sh RDMAEMU OUTDIR
 set -euo pipefail
