@@ -141,10 +141,7 @@ size_t Engine::serve_doorbell(SessionObjects& objects) {
             size_t slot = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
             ++served;
             if (slot == emu::ipc::kDoorbellAll) {
-                objects.qps.for_each([this](Qp& qp) {
-                    if (!qp.shared)
-                        transport::doorbell(*this, qp); // an ibv_open_qp handle has no queues
-                });
+                objects.qps.for_each([this](Qp& qp) { transport::doorbell(*this, qp); });
             } else if (slot < objects.doorbell_qps.size() && objects.doorbell_qps[slot]) {
                 transport::doorbell(*this, *objects.doorbell_qps[slot]);
             }

@@ -19,7 +19,8 @@ struct Srq;
 
 namespace transport {
 
-// The app posted work: take new send WRs, flush when in ERR.
+// The app posted work: take new send WRs, flush when in ERR. Nothing for an ibv_open_qp
+// handle, which has no queues of its own (the daemon and the protocol rig both rely on it).
 void doorbell(TransportEnv& env, Qp& qp);
 // Sends up to `budget` packets (requests and READ responses). True when more are ready.
 bool run(TransportEnv& env, Qp& qp, int budget);

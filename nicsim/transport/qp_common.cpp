@@ -165,6 +165,7 @@ void to_error(TransportEnv& env, Qp& qp, uint32_t reason) {
 }
 
 void doorbell(TransportEnv& env, Qp& qp) {
+    if (qp.shared) return; // an ibv_open_qp handle has no queues: its QP's entry is kicked
     switch (qp.attr.qp_state) {
     case IBV_QPS_ERR:
         flush(env, qp);

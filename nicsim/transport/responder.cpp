@@ -118,19 +118,6 @@ struct RefusalClass {
 constexpr RefusalClass kRefusals[] = {NICSIM_REFUSALS(NICSIM_REFUSAL_ROW)};
 #undef NICSIM_REFUSAL_ROW
 
-const char* nak_name(wire::NakCode code) {
-    switch (code) {
-    case wire::NakCode::InvalidRequest:
-        return "invalid request";
-    case wire::NakCode::RemoteAccessError:
-        return "remote access error";
-    case wire::NakCode::RemoteOperationalError:
-        return "remote operational error";
-    default:
-        return "?";
-    }
-}
-
 // Refuses the request and ends the connection: says why (our log, status, the app's reason
 // ring, and the requester's NIC), NAKs the requester, completes the receive in progress, raises
 // the async event, goes to ERR. `why` names the rule; `hint` what would have been valid (keys of
@@ -142,10 +129,11 @@ void fatal(TransportEnv& env, Qp& qp, const wire::Headers& h, Refusal refusal,
     env.nic().hw().add(HwCounter::RequestsRefused);
     env.nic().hw().add(c.counter);
     std::string headline =
-        c.sends_nak ? fmt::format("{} psn {:#x} from {} refused (NAK {}; QP to ERR)",
-                                  wire::opcode_name(h.opcode), h.psn, peer_of(qp), nak_name(c.nak))
-                    : fmt::format("{} psn {:#x} from {} refused (no NAK; QP to ERR)",
-                                  wire::opcode_name(h.opcode), h.psn, peer_of(qp));
+        c.sends_nak
+            ? fmt::format("{} psn {:#x} from {} refused (NAK {}; QP to ERR)",
+                          wire::opcode_name(h.opcode), h.psn, peer_of(qp), wire::nak_name(c.nak))
+            : fmt::format("{} psn {:#x} from {} refused (no NAK; QP to ERR)",
+                          wire::opcode_name(h.opcode), h.psn, peer_of(qp));
     uint32_t reason = explain(env, qp, emu::ipc::ReasonKind::Event, headline,
                               hint.empty() ? why : why + "; " + hint);
     if (is_rc(qp) && c.sends_nak) {

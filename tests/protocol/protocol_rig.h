@@ -217,6 +217,7 @@ class FakeDataPath final : public nicsim::DataPath {
     void complete(Cq& cq, const ibv_wc& wc) override {
         nicsim::transport::post_completion(env_, cq, wc, false);
     }
+    // Every QP of the session, as the Engine serves a kDoorbellAll bit.
     void doorbell(nicsim::SessionObjects& objects) override {
         objects.qps.for_each([this](Qp& qp) { nicsim::transport::doorbell(env_, qp); });
     }

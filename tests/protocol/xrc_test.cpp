@@ -584,3 +584,27 @@ TEST_CASE("xrc: an XRC_RECV QP sends nothing of its own, whatever its SQ ring sa
     rig.doorbell();
     CHECK(rig.env.take().empty());
 }
+
+TEST_CASE("xrc: a doorbell kick passes over an ibv_open_qp handle, whatever its entry holds",
+          "[xrc]") {
+    Rig rig;
+    uint32_t xrcd = open_xrcd(rig.ctx);
+    Qp& qp = create_xrc_recv(rig, rig.ctx, xrcd);
+    ipc::OpenQpReply r{};
+    REQUIRE(nicsim::open_qp(rig.ctx, {xrcd, qp.qpn, IBV_QPT_XRC_RECV, 0}, r) == 0);
+    Qp& handle = *rig.objects.qps.get(r.handle);
+    REQUIRE(handle.shared == &qp);
+    CHECK(handle.sq.header == nullptr); // no queues of its own: nothing to flush or run
+    // Its entry holds no state today (modify_qp moves the QP itself); the kick must not rest on
+    // that. The rule is transport::doorbell's, which the daemon's Engine and this rig both call.
+    for (ibv_qp_state state : {IBV_QPS_RTS, IBV_QPS_ERR}) {
+        handle.attr.qp_state = state;
+        rig.doorbell();
+        CHECK(rig.env.take().empty());
+        CHECK_FALSE(handle.scheduled);
+    }
+    handle.attr.qp_state = IBV_QPS_RESET;
+    CHECK(qp.attr.qp_state == IBV_QPS_RTS);
+    ipc::Empty e;
+    REQUIRE(nicsim::destroy_qp(rig.ctx, {handle.handle, 0}, e) == 0);
+}

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
+#include <string_view>
 #include <vector>
 
 using namespace emu::wire;
@@ -581,6 +583,23 @@ TEST_CASE("packet: AETH syndromes", "[wire][packet][aeth]") {
     }
     static_assert(classify(0x62).kind == SyndromeKind::Nak && classify(0x62).value == 2);
     static_assert(classify(aeth_rnr_nak(5)).kind == SyndromeKind::RnrNak);
+}
+
+TEST_CASE("packet: every NAK code has its one name; the reserved codes say so",
+          "[wire][packet][aeth]") {
+    CHECK(std::string(nak_name(NakCode::PsnSequenceError)) == "PSN sequence error");
+    CHECK(std::string(nak_name(NakCode::InvalidRequest)) == "invalid request");
+    CHECK(std::string(nak_name(NakCode::RemoteAccessError)) == "remote access error");
+    CHECK(std::string(nak_name(NakCode::RemoteOperationalError)) == "remote operational error");
+    CHECK(std::string(nak_name(NakCode::InvalidRdRequest)) == "invalid RD request");
+    // A NAK syndrome is named exactly when classify() takes it for one.
+    for (int s = 0x60; s < 0x80; ++s) {
+        INFO("syndrome 0x" << std::hex << s);
+        const Syndrome c = classify(static_cast<uint8_t>(s));
+        CHECK((c.kind == SyndromeKind::Nak) == (std::string(nak_name(c.value)) != "reserved"));
+    }
+    CHECK(std::string(nak_name(uint8_t{255})) == "reserved");
+    static_assert(std::string_view(nak_name(NakCode::InvalidRequest)) == "invalid request");
 }
 
 TEST_CASE("packet: RNR timer table of IBA 9.7.5.2.8", "[wire][packet][aeth]") {

@@ -3,6 +3,8 @@
 #include "emu/share_limits.h"
 #include "emu/uid_list.h"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -50,53 +52,80 @@ std::optional<std::string> check_kind(ValueKind kind, const std::string& value) 
     return std::nullopt;
 }
 
+// Why `value` is not one `spec` takes, or nothing when it is.
+std::optional<std::string> check_value(const OptionSpec& spec, const std::string& value) {
+    const std::string bad = "invalid value '" + value + "' for --" + std::string(spec.name);
+    if (!spec.choices.empty() &&
+        std::find(spec.choices.begin(), spec.choices.end(), value) == spec.choices.end()) {
+        std::string msg = bad + " (one of:";
+        for (auto c : spec.choices)
+            msg += " " + std::string(c);
+        return msg + ")";
+    }
+    if (auto want = check_kind(spec.kind, value)) return bad + " (wants " + *want + ")";
+    return std::nullopt;
+}
+
+// What CLI11 left, in order: nothing, or an unknown option (CLI11 goes on past it), or "--" or
+// the first word that is not an option, with every word after it (takes_command: the program).
+std::optional<std::string> take_rest(std::vector<std::string> rest, bool takes_command,
+                                     ParsedArgs& out) {
+    if (rest.empty()) return std::nullopt;
+    const std::string& first = rest.front();
+    if (first.size() > 1 && first[0] == '-' && first != "--")
+        return "unknown option '" + first.substr(0, first.find('=')) + "'";
+    if (!takes_command) return "unexpected argument '" + first + "'";
+    if (first == "--") rest.erase(rest.begin());
+    out.rest = std::move(rest);
+    return std::nullopt;
+}
+
 } // namespace
 
 std::optional<std::string> parse_options(std::span<char* const> args,
                                          std::span<const OptionSpec> specs, bool takes_command,
                                          ParsedArgs& out) {
-    for (size_t i = 0; i < args.size(); ++i) {
-        std::string_view word = args[i];
-        bool is_option = word.size() > 2 && word.starts_with("--");
-        if (!is_option) {
-            if (!takes_command) return "unexpected argument '" + std::string(word) + "'";
-            if (word == "--") ++i;
-            out.rest.assign(args.begin() + static_cast<ptrdiff_t>(i), args.end());
-            return std::nullopt;
+    CLI::App app;
+    app.set_help_flag();               // --help is one of the specs (main.cpp prints the usage)
+    app.allow_extras();                // unknown words come back in remaining(), for take_rest
+    app.prefix_command(takes_command); // the first word that is no option ends the options
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    for (const OptionSpec& spec : specs) {
+        const std::string name = "--" + std::string(spec.name);
+        if (spec.value.empty()) {
+            app.add_flag_callback(
+                   name, [&out, &spec] { out.values[std::string(spec.name)] = ""; },
+                   std::string(spec.help))
+                ->disable_flag_override();
+            continue;
         }
-        std::string_view name = word.substr(2);
-        std::optional<std::string_view> inline_value;
-        if (auto eq = name.find('='); eq != std::string_view::npos) {
-            inline_value = name.substr(eq + 1);
-            name = name.substr(0, eq);
-        }
-        auto spec = std::find_if(specs.begin(), specs.end(),
-                                 [&](const OptionSpec& s) { return s.name == name; });
-        if (spec == specs.end()) return "unknown option '--" + std::string(name) + "'";
-        std::string value;
-        if (spec->value.empty()) {
-            if (inline_value) return "option '--" + std::string(name) + "' takes no value";
-        } else if (inline_value) {
-            value = *inline_value;
-        } else if (i + 1 < args.size()) {
-            value = args[++i];
-        } else {
-            return "option '--" + std::string(name) + "' needs a value";
-        }
-        if (!spec->choices.empty() &&
-            std::find(spec->choices.begin(), spec->choices.end(), value) == spec->choices.end()) {
-            std::string msg =
-                "invalid value '" + value + "' for --" + std::string(name) + " (one of:";
-            for (auto c : spec->choices)
-                msg += " " + std::string(c);
-            return msg + ")";
-        }
-        if (auto want = check_kind(spec->kind, value))
-            return "invalid value '" + value + "' for --" + std::string(name) + " (wants " + *want +
-                   ")";
-        out.values[std::string(name)] = value;
+        app.add_option_function<std::string>(
+               name,
+               [&out, &spec](const std::string& value) {
+                   if (auto why = check_value(spec, value)) throw CLI::ValidationError(*why);
+                   out.values[std::string(spec.name)] = value;
+               },
+               std::string(spec.help))
+            ->type_name(std::string(spec.value));
     }
-    return std::nullopt;
+    std::vector<std::string> words(args.rbegin(), args.rend()); // CLI11 takes them last first
+    try {
+        app.parse(words);
+    } catch (const CLI::ArgumentMismatch& e) {
+        // A value missing at the end, or one given to a flag. CLI11 names the option first:
+        // "--host: 1 required I missing", "preload was given a disallowed flag override".
+        std::string_view said = e.what();
+        if (said.starts_with("--")) said.remove_prefix(2);
+        for (const OptionSpec& spec : specs)
+            if (said.starts_with(spec.name) && said.size() > spec.name.size() &&
+                (said[spec.name.size()] == ':' || said[spec.name.size()] == ' '))
+                return "option '--" + std::string(spec.name) +
+                       (spec.value.empty() ? "' takes no value" : "' needs a value");
+        return std::string(e.what());
+    } catch (const CLI::ParseError& e) {
+        return std::string(e.what()); // ours (check_value) or CLI11's
+    }
+    return take_rest(app.remaining(), takes_command, out);
 }
 
 std::optional<int> parse_int(std::string_view text, int lo, int hi) {

@@ -1,6 +1,6 @@
 // Command-line options of the rdmaemu commands: each command declares a table of OptionSpec, and
-// one parser serves them all, so a new option (a fault or capture flag passed on to nicsimd) is
-// one table entry.
+// one parser (CLI11, driven by the table) serves them all, so a new option (a fault or capture
+// flag passed on to nicsimd) is one table entry.
 #pragma once
 
 #include <map>
@@ -39,9 +39,11 @@ struct ParsedArgs {
     std::optional<std::string> get(std::string_view name) const;
 };
 
-// Parses `--name value`, `--name=value` and flags. With `takes_command`, "--" or the first
-// word that is not an option starts the command line, which goes to `rest`; without, such a
-// word is an error. Returns an error message, or nothing on success.
+// Parses `--name value`, `--name=value` and flags; an option given twice keeps its last value.
+// With `takes_command`, "--" or the first word that is not an option starts the command line,
+// which goes to `rest`; without, such a word is an error. Returns an error message ("unknown
+// option '--x'", "option '--x' needs a value", "invalid value 'v' for --x (wants ...)"), or
+// nothing on success.
 std::optional<std::string> parse_options(std::span<char* const> args,
                                          std::span<const OptionSpec> specs, bool takes_command,
                                          ParsedArgs& out);

@@ -29,22 +29,6 @@ uint64_t fnv1a(const uint8_t* p, size_t n) {
     return h;
 }
 
-const char* nak_text(uint8_t code) {
-    switch (static_cast<wire::NakCode>(code)) {
-    case wire::NakCode::PsnSequenceError:
-        return "PSN sequence error";
-    case wire::NakCode::InvalidRequest:
-        return "invalid request";
-    case wire::NakCode::RemoteAccessError:
-        return "remote access error";
-    case wire::NakCode::RemoteOperationalError:
-        return "remote operational error";
-    case wire::NakCode::InvalidRdRequest:
-        return "invalid RD request";
-    }
-    return "reserved";
-}
-
 bool contains(const std::string& s, std::string_view what) {
     return s.find(what) != std::string::npos;
 }
@@ -129,7 +113,7 @@ std::string packet_label(const PacketSummary& p) {
               std::string(psn);
         break;
     case PacketKind::Nak:
-        out = "NAK " + std::string(nak_text(p.nak_code)) + " psn " + psn;
+        out = "NAK " + std::string(wire::nak_name(p.nak_code)) + " psn " + psn;
         break;
     case PacketKind::RnrNak:
         out = "RNR NAK psn " + std::string(psn) + " (receiver not ready)";

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 
 namespace emu::wire {
 
@@ -139,6 +140,25 @@ enum class NakCode : uint8_t {
     RemoteOperationalError = 3, // 0x63
     InvalidRdRequest = 4,       // 0x64 (RD only; listed for completeness)
 };
+
+// Each NAK code's name, indexed by its value, as the NIC's logs and the timeline show it.
+inline constexpr const char* kNakNames[] = {
+    "PSN sequence error",       // PsnSequenceError
+    "invalid request",          // InvalidRequest
+    "remote access error",      // RemoteAccessError
+    "remote operational error", // RemoteOperationalError
+    "invalid RD request",       // InvalidRdRequest
+};
+static_assert(std::size(kNakNames) == static_cast<size_t>(NakCode::InvalidRdRequest) + 1,
+              "a name for every NAK code");
+
+// "reserved" for a code past the table (a syndrome classify() calls Reserved).
+constexpr const char* nak_name(uint8_t code) {
+    return code < std::size(kNakNames) ? kNakNames[code] : "reserved";
+}
+constexpr const char* nak_name(NakCode code) {
+    return nak_name(static_cast<uint8_t>(code));
+}
 
 inline constexpr uint8_t kCreditsInvalid = 0x1F; // ACK credit field: "no credit count"
 
