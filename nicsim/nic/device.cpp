@@ -2,31 +2,27 @@
 
 #include "nic/device_limits.h"
 
-#include <arpa/inet.h>
 #include <cstring>
 #include <endian.h>
 
 namespace nicsim {
 
 Device::Device(const Config& config) : config_(config) {
-    uint8_t ip[4];
-    std::memcpy(ip, &config_.address.s_addr, 4);
-    // EUI-64 from the locally administered MAC 02:52:ip0:ip1:ip2:ip3 (ff:fe in the middle).
+    // The MAC 02:52 and the address's last four bytes (the IPv4 address itself): locally
+    // administered, unicast. The node GUID is its EUI-64 (ff:fe in the middle).
+    const uint8_t* ip = config_.address.data() + 12;
     uint8_t eui[8] = {0x02, 0x52, ip[0], 0xff, 0xfe, ip[1], ip[2], ip[3]};
     std::memcpy(&node_guid_, eui, 8);
-    gid_.raw[10] = 0xff;
-    gid_.raw[11] = 0xff;
-    std::memcpy(&gid_.raw[12], ip, 4);
+    // RoCE v2: the GID is the address, IPv4 as ::ffff:a.b.c.d.
+    std::memcpy(gid_.raw, config_.address.data(), 16);
 }
 
 std::string Device::address_string() const {
-    char buf[INET_ADDRSTRLEN];
-    inet_ntop(AF_INET, &config_.address, buf, sizeof buf);
-    return buf;
+    return config_.address.text();
 }
 
 std::string Device::gid_string() const {
-    return "::ffff:" + address_string();
+    return config_.address.gid_text();
 }
 
 ibv_mtu Device::active_mtu() const {

@@ -147,7 +147,8 @@ refused() {
     ok "rdmaemu up $*: $(head -1 "$WORK/refused")"
 }
 refused "not an address of this machine or network namespace" --hosts 1 --address "${ADDR[1]}"
-refused "IPv6 hosts are not supported yet" --hosts 1 --address ::1
+refused "mixes IPv4 .* and IPv6" --hosts 2 --address "${ADDR[0]},fd00::1"
+refused "link-local" --hosts 1 --address fe80::1
 refused "one per host" --hosts 2 --address "${ADDR[0]}"
 refused "is given twice" --hosts 2 --address "${ADDR[0]},${ADDR[0]}"
 refused "exclude each other" --hosts 1 --address "${ADDR[0]}" --subnet 3

@@ -9,8 +9,11 @@
 #include "emu/ipc/reasons.h"
 #include "emu/ipc/rings.h"
 #include "emu/verbs_names.h"
+#include "emu/wire/ip_address.h"
+#include "emu/wire/multicast.h"
 #include "emu/wire/packet.h"
 #include "emu/wire/psn.h"
+#include "net/ip_fields.h"
 #include "nic/nic.h"
 #include "objects/session_objects.h"
 #include "rig_check.h"
@@ -119,16 +122,17 @@ class FakeEnv final : public nicsim::TransportEnv {
     uint8_t* packet_buffer() override { return scratch_; }
     void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len,
                             uint8_t tclass) override {
-        uint32_t group;
-        std::memcpy(&group, mgid + 12, 4);
-        transmit(qp, group, packet, len, tclass);
+        // The rig's hosts are IPv4: the group's IP destination is its IPv4 address.
+        transmit(qp, wire::multicast_group_address(mgid, false), packet, len, tclass);
         sent.back().multicast = true;
         std::memcpy(sent.back().mgid.data(), mgid, 16);
     }
-    void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tclass) override {
+    void transmit(Qp& qp, const wire::IpAddress& dst_addr, uint8_t* packet, size_t len,
+                  uint8_t tclass) override {
         Sent s;
         s.from_qpn = qp.qpn;
-        s.dst_addr = dst_addr;
+        RIG_REQUIRE(dst_addr.is_ipv4());
+        s.dst_addr = dst_addr.ipv4();
         s.tclass = tclass;
         s.bytes.assign(packet, packet + len);
         const uint8_t* payload = nullptr;
@@ -148,10 +152,11 @@ class FakeEnv final : public nicsim::TransportEnv {
     }
     // What responders told requesters' NICs, by (peer address, requester QPN, PSN): one map for
     // both ends of the rig's QP pairs, as the NICs of one machine.
-    void tell_peer(uint32_t peer_addr, const nicsim::PeerReason& r) override {
-        told.push_back({peer_addr, r});
+    void tell_peer(const wire::IpAddress& peer_addr, const nicsim::PeerReason& r) override {
+        told.push_back({peer_addr.ipv4(), r});
     }
-    std::optional<nicsim::PeerReason> peer_reason(uint32_t, uint32_t qpn, uint32_t psn) override {
+    std::optional<nicsim::PeerReason> peer_reason(const wire::IpAddress&, uint32_t qpn,
+                                                  uint32_t psn) override {
         for (const auto& [addr, r] : (peer ? peer->told : told))
             if (r.requester_qpn == qpn && r.psn == psn) return r;
         return std::nullopt;
@@ -257,7 +262,7 @@ inline constexpr const char* kRigAddress = "127.0.0.1";
 
 inline nicsim::Config rig_config(const char* address) {
     nicsim::Config c;
-    ::inet_pton(AF_INET, address, &c.address);
+    c.address = *wire::IpAddress::parse(address);
     return c;
 }
 
@@ -615,6 +620,18 @@ inline uint32_t ipv4(const char* text) {
     in_addr a{};
     ::inet_pton(AF_INET, text, &a);
     return a.s_addr;
+}
+
+// An address as the NIC names it (its GID form).
+inline wire::IpAddress address(const char* text) {
+    return *wire::IpAddress::parse(text);
+}
+
+// The IP header's fields of a received packet with traffic class `tos`.
+inline nicsim::IpFields tos_fields(uint8_t tos) {
+    nicsim::IpFields ip;
+    ip.tos = tos;
+    return ip;
 }
 
 inline uint32_t sq_consumer(const Qp& qp) {
