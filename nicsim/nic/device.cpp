@@ -14,7 +14,25 @@ Device::Device(const Config& config) : config_(config) {
     uint8_t eui[8] = {0x02, 0x52, ip[0], 0xff, 0xfe, ip[1], ip[2], ip[3]};
     std::memcpy(&node_guid_, eui, 8);
     // RoCE v2: the GID is the address, IPv4 as ::ffff:a.b.c.d.
-    std::memcpy(gid_.raw, config_.address.data(), 16);
+    GidEntry own{};
+    std::memcpy(own.gid.raw, config_.address.data(), 16);
+    own.usable = true;
+    gids_.push_back(own);
+    if (config_.address.is_ipv4()) return;
+    // The interface's link-local address as addrconf makes it from the MAC (RFC 4291 2.5.1,
+    // appendix A: the EUI-64 with the universal/local bit inverted): fe80::52:xxff:fexx:xxxx.
+    GidEntry link_local{};
+    link_local.gid.raw[0] = 0xfe;
+    link_local.gid.raw[1] = 0x80;
+    std::memcpy(link_local.gid.raw + 8, eui, 8);
+    link_local.gid.raw[8] ^= 0x02;
+    link_local.usable = false;
+    gids_.push_back(link_local);
+}
+
+std::optional<Device::GidEntry> Device::gid_entry(uint32_t index) const {
+    if (index >= gids_.size()) return std::nullopt;
+    return gids_[index];
 }
 
 std::string Device::address_string() const {

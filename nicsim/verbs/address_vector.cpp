@@ -19,10 +19,20 @@ std::string address_vector_fault(const Device& dev, const ibv_ah_attr& av, const
     if (av.port_num != 1)
         return fmt::format("{}.port_num is {}: {} has port 1 only", name, av.port_num, dev.name());
     if (!av.is_global) return "RoCE needs a GRH (set ah_attr.is_global, -g in the pingpongs)";
-    // Only GID index 0 (the host's RoCE v2 GID) is populated.
-    if (av.grh.sgid_index != 0)
-        return fmt::format("{}.grh.sgid_index {} names no GID: {} has one, index 0 ({})", name,
-                           av.grh.sgid_index, dev.name(), dev.gid_string());
+    // The source GID: an entry of the table the port sends from (nic/device.h).
+    auto sgid = dev.gid_entry(av.grh.sgid_index);
+    if (!sgid)
+        return fmt::format("{}.grh.sgid_index {} names no GID: {} has {} ({} at index 0)", name,
+                           av.grh.sgid_index, dev.name(),
+                           dev.gids().size() == 1 ? "one" : std::to_string(dev.gids().size()),
+                           dev.gid_string());
+    if (!sgid->usable)
+        return fmt::format("{}.grh.sgid_index {} is the link-local GID {}, listed as a real port "
+                           "lists its interface's; this emulated host sends from its address "
+                           "alone: use index 0 ({})",
+                           name, av.grh.sgid_index,
+                           emu::wire::IpAddress::from_gid(sgid->gid.raw).gid_text(),
+                           dev.gid_string());
     // The source GID's family is the packet's (RoCE v2 builds the IP header from the GID pair):
     // a host of one IP version reaches only hosts of the same one, as a NIC without a route to
     // the other family does (the kernel's ib_resolve_eth_dmac fails there).

@@ -47,7 +47,8 @@ using nicsim::Qp;
 // One packet a QP transmitted, parsed back.
 struct Sent {
     uint32_t from_qpn = 0;
-    uint32_t dst_addr = 0;  // IPv4, network order
+    uint32_t dst_addr = 0;  // IPv4, network order (0 for an IPv6 destination)
+    wire::IpAddress dst;    // the destination, either family
     bool multicast = false; // sent with transmit_multicast, to `mgid`
     nicsim::Mgid mgid{};
     std::vector<uint8_t> bytes; // BTH .. pad + 4 ICRC bytes, as handed to transmit()
@@ -131,8 +132,8 @@ class FakeEnv final : public nicsim::TransportEnv {
                   uint8_t tclass) override {
         Sent s;
         s.from_qpn = qp.qpn;
-        RIG_REQUIRE(dst_addr.is_ipv4());
-        s.dst_addr = dst_addr.ipv4();
+        s.dst = dst_addr;
+        if (dst_addr.is_ipv4()) s.dst_addr = dst_addr.ipv4();
         s.tclass = tclass;
         s.bytes.assign(packet, packet + len);
         const uint8_t* payload = nullptr;
@@ -153,7 +154,7 @@ class FakeEnv final : public nicsim::TransportEnv {
     // What responders told requesters' NICs, by (peer address, requester QPN, PSN): one map for
     // both ends of the rig's QP pairs, as the NICs of one machine.
     void tell_peer(const wire::IpAddress& peer_addr, const nicsim::PeerReason& r) override {
-        told.push_back({peer_addr.ipv4(), r});
+        told.push_back({peer_addr, r});
     }
     std::optional<nicsim::PeerReason> peer_reason(const wire::IpAddress&, uint32_t qpn,
                                                   uint32_t psn) override {
@@ -195,7 +196,7 @@ class FakeEnv final : public nicsim::TransportEnv {
     uint64_t now = 1'000'000; // not 0: 0 means "no deadline" to the engines
     std::vector<Sent> sent;
     std::vector<AsyncEvent> events;
-    std::vector<std::pair<uint32_t, nicsim::PeerReason>> told;
+    std::vector<std::pair<wire::IpAddress, nicsim::PeerReason>> told;
     FakeEnv* peer = nullptr; // the other NIC's, when the rig has two (two_nic_rig.h)
     FakeDma fake_dma;
     alignas(8) uint8_t scratch_[nicsim::transport::kMaxPacket];
@@ -376,9 +377,9 @@ class Rig {
         m.attr.ah_attr.port_num = 1;
         m.attr.ah_attr.grh.sgid_index = 0;
         m.attr.ah_attr.grh.hop_limit = 64;
-        m.attr.ah_attr.grh.dgid.raw[10] = 0xff;
-        m.attr.ah_attr.grh.dgid.raw[11] = 0xff;
-        ::inet_pton(AF_INET, o.peer_address, &m.attr.ah_attr.grh.dgid.raw[12]);
+        // RoCE v2: the peer's GID is its address (IPv4-mapped for IPv4).
+        std::memcpy(m.attr.ah_attr.grh.dgid.raw, wire::IpAddress::parse(o.peer_address)->data(),
+                    16);
         m.mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
         RIG_REQUIRE(nicsim::modify_qp(ctx, m, e) == 0);
