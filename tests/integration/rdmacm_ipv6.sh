@@ -4,7 +4,8 @@
 # (::1 is one address, and two hosts need two), added with nodad. rdma_cm programs connect by
 # IPv6 address: rping 100 times 4096 bytes validated (-V) with every line checked, ucmatose
 # (RC, 5 connections), udaddy (UD found by SIDR), rdma_server/rdma_client (rdma_getaddrinfo,
-# rdma_create_ep); then the hosts' counters (no ICRC error, no packet from a wrong source, CM
+# rdma_create_ep), mckey joining ff0e::db8:<S> (the group is the packets' IPv6 destination, MAC
+# 33:33:...); then the hosts' counters (no ICRC error, no packet from a wrong source, CM
 # connections made), their capture (every packet IPv6, every ICRC right: icrc_check.py) and
 # the refusals: an IPv4 address from an IPv6 host is EAFNOSUPPORT, said in the NIC's log.
 # perftest -R is not run: perftest 4.5 resolves its server's name with AF_INET hints, so
@@ -22,7 +23,7 @@ fi
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ICRC_CHECK=$(dirname "${BASH_SOURCE[0]}")/icrc_check.py
 emu_setup "$1"
-for p in rping ucmatose udaddy rdma_server rdma_client tshark; do
+for p in rping ucmatose udaddy rdma_server rdma_client mckey tshark; do
     command -v "$p" >/dev/null || fail "$p not installed (Debian packages rdmacm-utils, tshark)"
 done
 
@@ -74,6 +75,22 @@ pair udaddy 7174 udaddy -b "$A1" -- udaddy -s "$A1"
 grep -qx "test complete" "$EMU_WORK/udaddy.client" || fail "udaddy: no 'test complete'"
 pair rdma_client 7471 rdma_server -s "$A1" -- rdma_client -s "$A1"
 
+step "mckey: 20 datagrams to the IPv6 group ff0e::db8:$S"
+G=ff0e::db8:$S
+"$RDMAEMU" run --host 1 -- stdbuf -oL mckey -m "$G" -b "$A1" -C 20 >"$EMU_WORK/mckey.recv" 2>&1 &
+mpid=$!
+emu_bg_register "$mpid"
+for _ in $(seq 100); do grep -q "receiving data" "$EMU_WORK/mckey.recv" && break; sleep 0.1; done
+grep -q "receiving data" "$EMU_WORK/mckey.recv" || fail "mckey receiver did not join: $(cat "$EMU_WORK/mckey.recv")"
+timeout 60 "$RDMAEMU" run --host 2 -- mckey -m "$G" -b "$A2" -s -C 20 >"$EMU_WORK/mckey.send" 2>&1 ||
+    fail "mckey sender exited $?: $(cat "$EMU_WORK/mckey.send")"
+for _ in $(seq 50); do kill -0 "$mpid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$mpid" 2>/dev/null && fail "mckey receiver still waits: $(cat "$EMU_WORK/mckey.recv")"
+wait "$mpid" || fail "mckey receiver exited $?"
+grep -qx "test complete" "$EMU_WORK/mckey.recv" || fail "mckey receiver: no 'test complete'"
+grep -q "joined dgid: $G" "$EMU_WORK/mckey.send" || fail "mckey: not the group $G"
+ok "mckey: 20 datagrams to $G received"
+
 step "the hosts' counters: CM connections, no ICRC error, no foreign source"
 emu_status >/dev/null
 for h in 1 2; do
@@ -106,3 +123,7 @@ for h in 1 2; do
     ((v4 == 0 && v6 > 200)) || fail "$f: $v4 IPv4 packets, $v6 IPv6 RoCE packets"
     ok "host$h.pcap: $v6 RoCE v2 packets over IPv6, none over IPv4"
 done
+# The group's packets: to the group's address and its MAC (RFC 2464: 33:33 and its last 4 bytes).
+n=$(tshark -r "$EMU_WORK/pcap/host1.pcap" -Y "ipv6.dst == $G && eth.dst[0:2] == 33:33" 2>/dev/null | wc -l)
+((n == 20)) || fail "host1.pcap: $n packets to $G with a 33:33 MAC, expected 20"
+ok "host1.pcap: the 20 datagrams to $G, Ethernet 33:33:..."

@@ -352,6 +352,44 @@ TEST_CASE("icrc: reproduces an IPv6 packet's ICRC computed by rxe's rules", "[wi
     CHECK(!icrc_ok(four, roce.data(), roce.size()));
 }
 
+// Two packets Linux Soft-RoCE (rxe1, kernel 6.1) sent us over IPv6 in the VM interop check
+// (interop_ipv6, tests/vm/interop.sh), as our capture recorded them: fd14::1 -> fd14::2, traffic
+// class 0, flow label 0, hop limit 64, UDP 60228 -> 4791 (rxe sent UDP checksum 0; the capture's
+// is its own, masked anyway). An RC SEND Only of ibv_rc_pingpong -s 1 (PSN 3297638, pad 3) and
+// an ACK (syndrome 0x1f, MSN 1). Their ICRCs are rxe's own: a second implementation's word.
+const Bytes kRxeIpv6SendOnly = {
+    0x60, 0x00, 0x00, 0x00, 0x00, 0x1c, 0x11, 0x40, 0xfd, 0x14, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0xfd, 0x14, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xeb, 0x44,
+    0x12, 0xb7, 0x00, 0x1c, 0xd8, 0x7b, 0x04, 0x30, 0xff, 0xff, 0x00, 0x61, 0x51, 0x9a,
+    0x80, 0x32, 0x51, 0x66, 0x00, 0x00, 0x00, 0x00, 0x9b, 0x0d, 0x6c, 0x40};
+const Bytes kRxeIpv6Ack = {0x60, 0x00, 0x00, 0x00, 0x00, 0x1c, 0x11, 0x40, 0xfd, 0x14, 0x00, 0x00,
+                           0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+                           0xfd, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                           0x00, 0x00, 0x00, 0x02, 0xeb, 0x44, 0x12, 0xb7, 0x00, 0x1c, 0xbc, 0xb5,
+                           0x11, 0x00, 0xff, 0xff, 0x00, 0x61, 0x51, 0x9a, 0x00, 0xde, 0xdc, 0x1a,
+                           0x1f, 0x00, 0x00, 0x01, 0xec, 0x7b, 0xff, 0x66};
+
+TEST_CASE("icrc: reproduces the ICRCs Linux Soft-RoCE sent over IPv6", "[wire][icrc]") {
+    for (const Bytes* p : {&kRxeIpv6SendOnly, &kRxeIpv6Ack}) {
+        const Bytes& ip = *p;
+        const uint32_t stored = le32(&ip[ip.size() - 4]);
+        CHECK(icrc_from_ip_packet(ip.data(), ip.size()) == stored);
+        CHECK(ref_icrc(ip) == stored);
+        // As our link checks it: from the socket's addresses and ports alone.
+        IpFlow f{IpAddress::from_gid(&ip[8]), IpAddress::from_gid(&ip[24]), 60228, 4791};
+        const Bytes roce(ip.begin() + 48, ip.end());
+        CHECK(icrc_ok(f, roce.data(), roce.size()));
+        // Whatever traffic class, flow label or hop limit a router gave it.
+        Bytes routed = ip;
+        routed[0] = 0x6e;
+        routed[1] = 0x12;
+        routed[3] = 0x77;
+        routed[7] = 1;
+        CHECK(icrc_from_ip_packet(routed.data(), routed.size()) == stored);
+    }
+}
+
 TEST_CASE("icrc: icrc_from_ip_packet rejects what is not RoCE over UDP", "[wire][icrc]") {
     const Bytes& good = kCnpCapture;
     CHECK(icrc_from_ip_packet(good.data(), good.size()));

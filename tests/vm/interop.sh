@@ -14,7 +14,14 @@
 #   interop_counters      our icrc_errors 0 and icrc_ipv4_id_recovered > 0 (rxe's IDs verified),
 #                         no "bad ICRC" from rxe in the kernel log, no rxe QP that gave up, our
 #                         capture's every ICRC right for its recorded header (icrc_check.py)
-# The capture goes to $RDMAEMU_VM_OUT/interop.pcap for tshark on the host (run_checks.sh).
+#   interop_ipv6          the veth's ends also get fd14::1/64 (rxe1 lists it as a RoCE v2 GID)
+#                         and fd14::2/64, where a second set's host runs (a host is of one IP
+#                         version): ibv_rc_pingpong --chk -s 1 and 64 KiB and ibv_ud_pingpong with
+#                         rxe1's IPv6 GID, each side as server; our icrc_errors and wrong_source
+#                         0, no "bad ICRC" from rxe, no rxe QP that gave up, every ICRC of our
+#                         capture right (over IPv6 nothing is recovered: the check is whole)
+# The captures go to $RDMAEMU_VM_OUT/interop.pcap and interop6.pcap for tshark on the host
+# (run_checks.sh).
 
 IOP_NS=rdmaemu-interop
 IOP_RXE_IP=10.214.0.1
@@ -22,6 +29,10 @@ IOP_EMU_IP=10.214.0.2
 IOP_RT=/tmp/rdmaemu-interop-hosts
 IOP_PCAP=/tmp/rdmaemu-interop-pcap
 IOP_DEV=rxe1
+IOP_RXE_IP6=fd14::1
+IOP_EMU_IP6=fd14::2
+IOP_RT6=/tmp/rdmaemu-interop-hosts6
+IOP_PCAP6=/tmp/rdmaemu-interop-pcap6
 iop_ready=0
 iop_gid=""
 iop_port=19000
@@ -285,5 +296,80 @@ print(c["icrc_errors"], c["icrc_ipv4_id_recovered"], c["rx_packets"], c["wrong_s
     elif ((icrc_warn != 0)); then result interop_counters FAIL "rxe logged $icrc_warn 'bad ICRC' for our packets"
     elif [ -n "$bad" ]; then result interop_counters FAIL "rxe's QPs gave up: $bad"
     else result interop_counters PASS "icrc_errors=0, $recovered of $rx rxe packets verified with their IP ID recovered (policy $policy); rxe: no 'bad ICRC', no QP gave up (recovery: $recovery); $cap"
+    fi
+}
+
+# rxe1's GID index whose GID is $1 (sysfs's form) and type RoCE v2, waiting up to 10 s for the
+# kernel to list it (roce_gid_mgmt adds one per address of the netdev); empty when none comes.
+iop_find_gid() {
+    local want=$1 i f
+    for i in $(seq 100); do
+        for f in /sys/class/infiniband/$IOP_DEV/ports/1/gids/*; do
+            if [ "$(cat "$f" 2>/dev/null)" = "$want" ] &&
+                [ "$(cat "/sys/class/infiniband/$IOP_DEV/ports/1/gid_attrs/types/${f##*/}" 2>/dev/null)" = "RoCE v2" ]; then
+                echo "${f##*/}"; return
+            fi
+        done
+        sleep 0.1
+    done
+}
+
+check_interop_ipv6() {
+    iop_setup || { result interop_ipv6 FAIL "setup failed"; return; }
+    logrun ip -6 addr add "$IOP_RXE_IP6/64" dev vrxe nodad &&
+        logrun ip -n "$IOP_NS" -6 addr add "$IOP_EMU_IP6/64" dev vemu nodad ||
+        { result interop_ipv6 FAIL "cannot give the veth IPv6 addresses (IPv6 off in the VM?)"; return; }
+    local gid6
+    gid6=$(iop_find_gid "fd14:0000:0000:0000:0000:0000:0000:0001")
+    [ -n "$gid6" ] || { result interop_ipv6 FAIL "$IOP_DEV lists no RoCE v2 GID for $IOP_RXE_IP6"; return; }
+    logrun ibv_devinfo -d "$IOP_DEV" -v
+    rm -rf "$IOP_RT6" "$IOP_PCAP6"; mkdir -m 700 -p "$IOP_RT6"
+    logrun ip netns exec "$IOP_NS" env RDMAEMU_RUNTIME_DIR="$IOP_RT6" "$B/bin/rdmaemu" up --hosts 1 \
+        --address "$IOP_EMU_IP6" --pcap "$IOP_PCAP6" --pcap-limit 50000000 ||
+        { result interop_ipv6 FAIL "rdmaemu up --address $IOP_EMU_IP6 failed"; return; }
+    local icrc_warn_before
+    icrc_warn_before=$(dmesg 2>/dev/null | grep -c 'bad ICRC')
+    iop_rxe_stats "before the IPv6 runs"
+    # The pairs as the IPv4 ones, on the IPv6 set and with rxe1's IPv6 GID; the programs' TCP
+    # side channels still go by IPv4 (their servers listen on 0.0.0.0).
+    local rt4=$IOP_RT gid4=$iop_gid
+    IOP_RT=$IOP_RT6 iop_gid=$gid6
+    IOP_NOTES=()
+    local ok=1
+    iop_pingpongs interop_ipv6 50 ibv_rc_pingpong -s 1 --chk &&
+        iop_pingpongs interop_ipv6 50 ibv_rc_pingpong -s 65536 --chk &&
+        iop_pingpongs interop_ipv6 50 ibv_ud_pingpong -s 1024 || ok=0
+    iop_rdmaemu status --json >"$work/interop6.status.json"
+    iop_rdmaemu status >>"$LOG" 2>&1
+    iop_rdmaemu down >/dev/null 2>&1
+    IOP_RT=$rt4 iop_gid=$gid4
+    ((ok)) || return # iop_pingpongs said why
+    cp "$IOP_PCAP6/host1.pcap" "$out/interop6.pcap" 2>/dev/null
+    rdma statistic show link "$IOP_DEV/1" >"$work/interop6.rxe.stats" 2>&1
+    cat "$work/interop6.rxe.stats" >>"$LOG"
+    local c icrc wrong rx
+    c=$(python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["hosts"][0]["counters"]
+print(c["icrc_errors"], c["wrong_source"], c["rx_packets"])
+' "$work/interop6.status.json")
+    read -r icrc wrong rx <<<"$c"
+    log "our IPv6 host: icrc_errors=$icrc wrong_source=$wrong rx_packets=$rx"
+    local icrc_warn bad
+    icrc_warn=$(($(dmesg 2>/dev/null | grep -c 'bad ICRC') - icrc_warn_before))
+    bad=$(tr ' ' '\n' <"$work/interop6.rxe.stats" | paste - - 2>/dev/null |
+        awk '$1 ~ /^(retry_exceeded_err|retry_rnr_exceeded_err)$/ && $2 != 0 {printf "%s=%s ", $1, $2}')
+    local icrc_check=$here/icrc_check.py
+    [ -f "$icrc_check" ] || icrc_check=/rdmaemu-it/icrc_check.py
+    if [ ! -s "$out/interop6.pcap" ]; then result interop_ipv6 FAIL "no IPv6 capture"
+    elif ! logrun python3 "$icrc_check" "$out/interop6.pcap"; then
+        result interop_ipv6 FAIL "icrc_check.py: a captured IPv6 packet's ICRC is wrong"
+    elif ((icrc != 0)); then result interop_ipv6 FAIL "icrc_errors=$icrc for rxe's IPv6 traffic"
+    elif ((wrong != 0)); then result interop_ipv6 FAIL "wrong_source=$wrong"
+    elif ((rx < 100)); then result interop_ipv6 FAIL "only $rx packets from rxe"
+    elif ((icrc_warn != 0)); then result interop_ipv6 FAIL "rxe logged $icrc_warn 'bad ICRC' for our IPv6 packets"
+    elif [ -n "$bad" ]; then result interop_ipv6 FAIL "rxe's QPs gave up: $bad"
+    else
+        result interop_ipv6 PASS "emu0 on $IOP_EMU_IP6 <-> $IOP_DEV GID $gid6 ($IOP_RXE_IP6): ${IOP_NOTES[*]}; icrc_errors=0 of $rx, rxe: no 'bad ICRC', no QP gave up; every captured ICRC right"
     fi
 }

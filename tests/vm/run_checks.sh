@@ -53,10 +53,19 @@ if grep -q '^VMCHECK interop_counters ' "$outdir/out/results.txt"; then
         {
             echo "\$ tshark -r $pcap ${off[*]}: RoCE packets per source: $fields malformed: $bad"
         } >"$outdir/out/interop_tshark.log"
-        if ((bad == 0)) && grep -q '10.214.0.1' <<<"$fields" && grep -q '10.214.0.2' <<<"$fields"; then
+        # And the IPv6 exchange (interop_ipv6), when it ran: both sides, none malformed.
+        pcap6=$outdir/out/interop6.pcap fields6="" bad6=0 six=ok
+        if [ -s "$pcap6" ]; then
+            fields6=$(tshark -r "$pcap6" "${off[@]}" -Y infiniband -T fields -e ipv6.src 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+            bad6=$(tshark -r "$pcap6" "${off[@]}" -Y '_ws.malformed || _ws.expert.severity == error' 2>/dev/null | wc -l)
+            echo "\$ tshark -r $pcap6 ${off[*]}: RoCE packets per source: $fields6 malformed: $bad6" >>"$outdir/out/interop_tshark.log"
+            { ((bad6 == 0)) && grep -q 'fd14::1' <<<"$fields6" && grep -q 'fd14::2' <<<"$fields6"; } || six=bad
+            fields="$fields IPv6: $fields6"
+        fi
+        if ((bad == 0)) && [ "$six" = ok ] && grep -q '10.214.0.1' <<<"$fields" && grep -q '10.214.0.2' <<<"$fields"; then
             echo "VMCHECK interop_tshark PASS tshark decodes every packet of both sides, none malformed: $fields" >>"$outdir/out/results.txt"
         else
-            echo "VMCHECK interop_tshark FAIL $bad malformed packets, or one side missing: $fields" >>"$outdir/out/results.txt"
+            echo "VMCHECK interop_tshark FAIL $((bad + bad6)) malformed packets, or one side missing: $fields" >>"$outdir/out/results.txt"
         fi
     fi
 fi
