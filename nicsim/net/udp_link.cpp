@@ -196,15 +196,13 @@ bool UdpLink::receive_batch() {
                 segment = value > 0 ? static_cast<size_t>(value) : 0;
             } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
                 std::memcpy(&ip.tos, CMSG_DATA(c), 1); // GRO joins only packets of one TOS
-            } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) {
-                std::memcpy(&value, CMSG_DATA(c), sizeof value); // and of one TTL
+            } else if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) ||
+                       (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT)) {
+                std::memcpy(&value, CMSG_DATA(c), sizeof value); // and of one TTL (hop limit)
                 ip.ttl = static_cast<uint8_t>(value);
             } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
                 std::memcpy(&value, CMSG_DATA(c), sizeof value);
                 ip.tos = static_cast<uint8_t>(value);
-            } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT) {
-                std::memcpy(&value, CMSG_DATA(c), sizeof value);
-                ip.ttl = static_cast<uint8_t>(value);
             } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_FLOWINFO) {
                 uint32_t flowinfo; // network order: traffic class and flow label
                 std::memcpy(&flowinfo, CMSG_DATA(c), sizeof flowinfo);

@@ -68,6 +68,7 @@ int address_bindable(const std::string& address, int port) {
 pid_t spawn_detached(const std::vector<std::string>& argv, int output_fd) {
     // Everything the child needs is prepared here: after fork only async-signal-safe calls.
     std::vector<char*> cargv;
+    cargv.reserve(argv.size() + 1);
     for (const auto& a : argv)
         cargv.push_back(const_cast<char*>(a.c_str()));
     cargv.push_back(nullptr);

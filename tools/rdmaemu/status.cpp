@@ -158,6 +158,7 @@ int status(const ParsedArgs& args) {
     std::string runtime = runtime_dir_abs();
     auto hosts = load_hosts(runtime);
     std::vector<HostStatus> all;
+    all.reserve(hosts.size());
     for (const auto& h : hosts)
         all.push_back(query_host(h));
     bool valid = true;
