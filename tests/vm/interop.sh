@@ -11,7 +11,8 @@
 #   interop_wire          a capture on the veth itself (wire_capture.py): RC, UD, WRITE and READ
 #                         traffic both ways, every ICRC right for the header it had on the wire
 #   interop_lossy         ibv_rc_pingpong 64 KiB, ib_write_bw and ib_read_bw 64 KiB with rdmaemu
-#                         up --drop 0.01 on our side, each side as server, captured on the veth
+#                         up --drop 0.01 on our side and netem loss 1% on rxe's, each side as
+#                         server, captured on the veth: both sides NAK gaps and resend
 #   interop_rdma_cm       rping -C 10 -V and ib_send_bw -R through rdma_cm: our CM and the Linux
 #                         kernel's (ib_cm, rdma_cm) set the connection up; each side as server
 #   interop_counters      our icrc_errors 0 and icrc_ipv4_id_recovered > 0 (rxe's IDs verified),
@@ -312,7 +313,7 @@ PY
     elif ! logrun python3 "$icrc_check" "$out/veth.pcap"; then
         result interop_wire FAIL "icrc_check.py: a packet's ICRC is wrong for the header it had on the wire (log)"
     else
-        result interop_wire PASS "captured on the veth: $sides packets, every ICRC right for its header on the wire: ${IOP_NOTES[*]}"
+        result interop_wire PASS "captured on the veth: $sides packets, every ICRC right for its header on the wire ($(grep -o 'the kernel dropped.*' "$work/wire.out")): ${IOP_NOTES[*]}"
     fi
 }
 
@@ -321,9 +322,13 @@ check_interop_lossy() {
     iop_counters_before_loss
     iop_down
     iop_up --drop 0.01 --seed 16 || { result interop_lossy FAIL "rdmaemu up --drop 0.01 failed"; return; }
+    # --drop loses packets we send; netem on rxe1's end of the veth loses 1% of what rxe sends us,
+    # so each side sees sequence gaps, NAKs them and answers the other's NAKs.
+    logrun tc qdisc add dev vrxe root netem loss 1% ||
+        { result interop_lossy FAIL "tc qdisc add dev vrxe root netem loss 1% failed (sch_netem missing in the VM?)"; return; }
     IOP_NOTES=()
     # The veth capture shows both recoveries as they happen (docs/interop.md's timings).
-    wire_start veth-lossy.pcap vemu || { result interop_lossy FAIL "wire_capture.py did not start on vemu"; return; }
+    wire_start veth-lossy.pcap vemu || { tc qdisc del dev vrxe root; result interop_lossy FAIL "wire_capture.py did not start on vemu"; return; }
     local ok=1 prog side
     iop_pingpongs interop_lossy 100 ibv_rc_pingpong -s 65536 --chk || ok=0
     if ((ok)); then
@@ -336,13 +341,47 @@ check_interop_lossy() {
         done
     fi
     wire_stop
+    logrun tc -s qdisc show dev vrxe
+    local netem_drops
+    netem_drops=$(tc -s qdisc show dev vrxe | grep -o 'dropped [0-9]*' | head -1 | cut -d' ' -f2)
+    tc qdisc del dev vrxe root
     ((ok)) || return
     iop_rdmaemu status --json >"$work/interop.lossy.json"
-    local drops
+    local drops naks
     drops=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hosts"][0]["counters"]["fault_drops"])' "$work/interop.lossy.json")
     log "--- rxe1 after the lossy runs:"; logrun rdma statistic show link "$IOP_DEV/1"
-    ((drops > 0)) || { result interop_lossy FAIL "--drop 0.01 dropped nothing"; return; }
-    result interop_lossy PASS "$drops of our packets dropped, rxe's retransmissions and ours recovered them: ${IOP_NOTES[*]}"
+    naks=$(iop_naks "$out/veth-lossy.pcap")
+    log "NAKs (PSN sequence error) on the veth per sender: $naks"
+    read -r nak_rxe nak_emu <<<"$naks"
+    if ((drops == 0)); then result interop_lossy FAIL "--drop 0.01 dropped nothing"
+    elif ((${netem_drops:-0} == 0)); then result interop_lossy FAIL "netem dropped none of rxe's packets"
+    elif ((nak_rxe == 0 || nak_emu == 0)); then
+        result interop_lossy FAIL "a side sent no NAK for a sequence gap (rxe $nak_rxe, ours $nak_emu)"
+    else
+        result interop_lossy PASS "$drops of our packets dropped (--drop) and $netem_drops of rxe's (netem); NAKs for the gaps: rxe $nak_rxe, ours $nak_emu, each answered by the other's go-back-N: ${IOP_NOTES[*]}"
+    fi
+}
+
+# iop_naks PCAP: "RXE OURS", the NAKs (PSN sequence error, AETH syndrome 0x60) each side sent in
+# a capture of the veth.
+iop_naks() {
+    python3 - "$1" "$IOP_RXE_IP" "$IOP_EMU_IP" <<'PY'
+import socket, struct, sys
+data = open(sys.argv[1], "rb").read()
+naks = {sys.argv[2]: 0, sys.argv[3]: 0}
+off = 24
+while off + 16 <= len(data):
+    n = struct.unpack_from("<I", data, off + 8)[0]
+    f = data[off + 16:off + 16 + n]
+    off += 16 + n
+    if len(f) < 14 + 20 + 8 + 16 or f[12:14] != b"\x08\x00":
+        continue
+    bth = 14 + (f[14] & 0x0F) * 4 + 8
+    if f[bth] == 0x11 and f[bth + 12] == 0x60:  # ACKNOWLEDGE, AETH syndrome NAK PSN sequence error
+        src = socket.inet_ntoa(f[26:30])
+        naks[src] = naks.get(src, 0) + 1
+print(naks[sys.argv[2]], naks[sys.argv[3]])
+PY
 }
 
 # Our counters and rxe's after the clean checks (before the lossy one restarts the host).

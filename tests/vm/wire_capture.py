@@ -17,6 +17,7 @@ import time
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263
 PACKET_STATISTICS = 6
+SO_RCVBUFFORCE = 33
 ROCE_PORT = 4791
 LINKTYPE_ETHERNET = 1
 
@@ -51,7 +52,9 @@ def main() -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
+    # A deep queue: Python reads slower than a burst arrives, and rmem_max (212992 by default)
+    # would cap SO_RCVBUF; the checks run as root.
+    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 256 << 20)
     sock.bind((iface, 0))
     sock.settimeout(0.2)
     written = 0
