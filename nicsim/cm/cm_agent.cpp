@@ -16,49 +16,55 @@ namespace {
 
 constexpr uint16_t kEphemeralLow = 32768; // Linux's default ip_local_port_range
 constexpr uint16_t kEphemeralHigh = 60999;
-constexpr uint8_t kHopLimit = 64; // RoCE v2 over IPv4: the route's TTL (cma.c: dev_addr.hoplimit)
+constexpr uint8_t kHopLimit = 64; // RoCE v2: the route's TTL or hop limit (dev_addr.hoplimit)
 
-// An app's sockaddr as an IPv4 endpoint: AF_INET, or AF_INET6 for :: and ::ffff:a.b.c.d.
-// Hosts here have IPv4 addresses only, so other IPv6 addresses are EAFNOSUPPORT.
+// An app's sockaddr as an endpoint: AF_INET, or AF_INET6 (::, ::ffff:a.b.c.d or IPv6).
 int endpoint_of(const ipc::CmAddr& a, Endpoint& ep) {
     ep.family = a.sa.sin6_family;
     if (ep.family == AF_INET) {
         sockaddr_in sin;
         std::memcpy(&sin, &a.sa, sizeof sin);
-        ep.addr = sin.sin_addr.s_addr;
+        ep.addr = sin.sin_addr.s_addr ? emu::wire::IpAddress::from_ipv4(sin.sin_addr.s_addr)
+                                      : emu::wire::IpAddress{};
         ep.port = ntohs(sin.sin_port);
         return 0;
     }
     if (ep.family != AF_INET6) return EAFNOSUPPORT;
-    const in6_addr& a6 = a.sa.sin6_addr;
-    if (IN6_IS_ADDR_UNSPECIFIED(&a6))
-        ep.addr = 0;
-    else if (IN6_IS_ADDR_V4MAPPED(&a6))
-        std::memcpy(&ep.addr, a6.s6_addr + 12, 4);
-    else
-        return EAFNOSUPPORT;
+    ep.addr = emu::wire::IpAddress::from_in6(a.sa.sin6_addr);
+    if (ep.addr.is_unspecified()) ep.addr = {};
     ep.port = ntohs(a.sa.sin6_port);
     return 0;
 }
 
+// An ID's endpoint as the app sees it: in the family it spoke, or AF_INET6 for an IPv6 address
+// (an ID bound to 0.0.0.0 that resolved an IPv6 peer).
 ipc::CmAddr addr_of(const Endpoint& ep) {
     ipc::CmAddr a{};
-    if (ep.family == AF_INET6) {
+    const bool v6_address = !ep.addr.is_unspecified() && !ep.addr.is_ipv4();
+    if (ep.family == AF_INET6 || v6_address) {
         a.sa.sin6_family = AF_INET6;
         a.sa.sin6_port = htons(ep.port);
-        if (ep.addr) {
-            a.sa.sin6_addr.s6_addr[10] = 0xff;
-            a.sa.sin6_addr.s6_addr[11] = 0xff;
-            std::memcpy(a.sa.sin6_addr.s6_addr + 12, &ep.addr, 4);
-        }
+        if (!ep.addr.is_unspecified()) a.sa.sin6_addr = ep.addr.in6();
     } else if (ep.family == AF_INET) {
         sockaddr_in sin{};
         sin.sin_family = AF_INET;
         sin.sin_port = htons(ep.port);
-        sin.sin_addr.s_addr = ep.addr;
+        sin.sin_addr.s_addr = ep.addr.is_unspecified() ? 0 : ep.addr.ipv4();
         std::memcpy(&a.sa, &sin, sizeof sin);
     }
     return a;
+}
+
+// "10.0.0.1:7471", "[fd00::1]:7471", "0.0.0.0:7471" for the wildcard.
+std::string endpoint_text(const Endpoint& e) {
+    if (e.addr.is_unspecified())
+        return (e.family == AF_INET6 ? "[::]:" : "0.0.0.0:") + std::to_string(e.port);
+    if (e.addr.is_ipv4()) return e.addr.text() + ":" + std::to_string(e.port);
+    return "[" + e.addr.text() + "]:" + std::to_string(e.port);
+}
+
+const char* version(const emu::wire::IpAddress& a) {
+    return a.is_ipv4() ? "IPv4" : "IPv6";
 }
 
 bool valid_port_space(uint32_t ps) {
@@ -120,9 +126,9 @@ uint32_t CmAgent::new_comm_id() {
     }
 }
 
-bool CmAgent::known_host(uint32_t addr) const {
+bool CmAgent::known_host(const Address& addr) const {
     if (addr == config_.local_addr) return true;
-    for (uint32_t h : config_.hosts)
+    for (const Address& h : config_.hosts)
         if (h == addr) return true;
     return false;
 }
@@ -130,16 +136,15 @@ bool CmAgent::known_host(uint32_t addr) const {
 // A set on loopback (127.0.S.i) has its own hosts alone; a host on a real interface (rdmaemu up
 // --address) may reach RoCE hosts beyond the set, as a NIC reaches its neighbours: whatever the
 // kernel routes to from our address, except loopback.
-bool CmAgent::outside_peer(uint32_t addr) const {
-    auto loopback = [](uint32_t a) { return (ntohl(a) >> 24) == 127; };
-    return !loopback(config_.local_addr) && !loopback(addr) &&
+bool CmAgent::outside_peer(const Address& addr) const {
+    return !config_.local_addr.is_loopback() && !addr.is_loopback() &&
            env_.routable(config_.local_addr, addr);
 }
 
-mad::Gid CmAgent::gid_of(uint32_t addr) const {
+// RoCE v2: a host's GID is its address (IPv4-mapped for IPv4).
+mad::Gid CmAgent::gid_of(const Address& addr) {
     mad::Gid g{};
-    g[10] = g[11] = 0xff;
-    std::memcpy(g.data() + 12, &addr, 4);
+    std::memcpy(g.data(), addr.data(), 16);
     return g;
 }
 
@@ -162,7 +167,7 @@ int CmAgent::create_id(CmClient& c, const ipc::CmCreateIdReq& req, uint32_t& han
 ipc::CmIdInfo CmAgent::info_of(const CmId& id) const {
     ipc::CmIdInfo info{};
     Endpoint src = id.local;
-    if (!src.family) src.family = AF_INET;
+    if (!src.family) src.family = static_cast<uint16_t>(config_.local_addr.family());
     info.src = addr_of(src);
     info.dst = addr_of(id.remote);
     if (id.on_device) {
@@ -193,7 +198,8 @@ int CmAgent::check_port(const CmId& id, bool reuse) const {
             other->local.port != id.local.port)
             continue;
         if (reuse && other->reuseaddr && other->state != RdmaState::Listen) continue;
-        if (!id.local.addr || !other->local.addr) return EADDRNOTAVAIL;
+        if (id.local.addr.is_unspecified() || other->local.addr.is_unspecified())
+            return EADDRNOTAVAIL;
         if (id.local.addr == other->local.addr) return EADDRINUSE;
     }
     return 0;
@@ -215,7 +221,7 @@ uint16_t CmAgent::free_port(uint16_t ps) {
 // Binding: the wildcard or this host's own address (another one is EADDRNOTAVAIL, as for an
 // address no interface of the machine holds); port 0 picks a free one.
 int CmAgent::bind_endpoint(CmId& id, const Endpoint& ep) {
-    if (ep.addr && ep.addr != config_.local_addr) return EADDRNOTAVAIL;
+    if (!ep.addr.is_unspecified() && ep.addr != config_.local_addr) return EADDRNOTAVAIL;
     id.local = ep;
     if (!ep.port) {
         id.local.port = free_port(id.ps);
@@ -225,7 +231,7 @@ int CmAgent::bind_endpoint(CmId& id, const Endpoint& ep) {
         return err;
     }
     id.owns_port = true;
-    id.on_device = ep.addr != 0;
+    id.on_device = !ep.addr.is_unspecified();
     id.state = RdmaState::AddrBound;
     return 0;
 }
@@ -245,20 +251,29 @@ int CmAgent::resolve_addr(CmClient& c, const ipc::CmResolveAddrReq& req) {
     if (!id) return EINVAL;
     Endpoint dst;
     if (int err = endpoint_of(req.dst, dst)) return err;
+    // A host speaks one IP version (its socket's): an address of the other is no neighbour of
+    // its, now or later.
+    if (!dst.addr.is_unspecified() && dst.addr.is_ipv4() != config_.local_addr.is_ipv4()) {
+        log_.info("cm#{}: cannot resolve {}: an {} address, and this host ({}) is {}", id->handle,
+                  dst.addr.text(), version(dst.addr), config_.local_addr.text(),
+                  version(config_.local_addr));
+        return EAFNOSUPPORT;
+    }
     if (id->state == RdmaState::Idle) {
-        Endpoint src{0, 0, dst.family};
+        Endpoint src{{}, 0, dst.family};
         if (req.has_src)
             if (int err = endpoint_of(req.src, src)) return err;
         if (int err = bind_endpoint(*id, src)) return err;
     }
     if (id->state != RdmaState::AddrBound) return EINVAL;
-    if (!dst.addr) dst.addr = config_.local_addr; // the wildcard: this host itself
+    if (dst.addr.is_unspecified()) dst.addr = config_.local_addr; // the wildcard: this host
     id->remote = dst;
     id->local.addr = config_.local_addr;
     id->on_device = true;
     id->state = RdmaState::AddrQuery;
-    // A group (224.0.0.0/4) needs no neighbour: the ID then joins it (rdma_join_multicast).
-    const bool group = (ntohl(dst.addr) >> 28) == 0xE;
+    // A group (224.0.0.0/4, ff00::/8) needs no neighbour: the ID then joins it
+    // (rdma_join_multicast).
+    const bool group = dst.addr.is_multicast();
     if (known_host(dst.addr) || group || outside_peer(dst.addr)) {
         id->state = RdmaState::AddrResolved;
         ipc::CmEventRecord e = event(*id, RDMA_CM_EVENT_ADDR_RESOLVED);
@@ -267,8 +282,8 @@ int CmAgent::resolve_addr(CmClient& c, const ipc::CmResolveAddrReq& req) {
     }
     // No host of the set holds it: like a neighbour that never answers ARP, the resolution
     // fails with ETIMEDOUT once the app's timeout has passed.
-    log_.debug("cm#{}: no host has {}; address error in {} ms", id->handle,
-               inet_ntoa(in_addr{dst.addr}), req.timeout_ms);
+    log_.debug("cm#{}: no host has {}; address error in {} ms", id->handle, dst.addr.text(),
+               req.timeout_ms);
     arm(*id, Timer::AddrResolution, req.timeout_ms > 0 ? static_cast<uint64_t>(req.timeout_ms) : 0);
     return 0;
 }
@@ -294,15 +309,14 @@ int CmAgent::listen(CmClient& c, const ipc::CmListenReq& req, ipc::CmIdInfo& inf
     CmId* id = find(c, req.id);
     if (!id) return EINVAL;
     if (id->state == RdmaState::Idle)
-        if (int err = bind_endpoint(*id, Endpoint{0, 0, AF_INET})) return err;
+        if (int err = bind_endpoint(*id, Endpoint{{}, 0, AF_INET})) return err;
     if (id->state != RdmaState::AddrBound) return EINVAL;
     if (id->reuseaddr)
         if (int err = check_port(*id, false)) return err;
     id->backlog =
         req.backlog > 0 && req.backlog < config_.max_backlog ? req.backlog : config_.max_backlog;
     id->state = RdmaState::Listen;
-    log_.debug("cm#{}: listening on {} port {}", id->handle,
-               id->local.addr ? inet_ntoa(in_addr{id->local.addr}) : "any address", id->local.port);
+    log_.debug("cm#{}: listening on {}", id->handle, endpoint_text(id->local));
     info = info_of(*id);
     return 0;
 }
@@ -530,7 +544,7 @@ void CmAgent::fire(CmId& id) {
     case Timer::AddrResolution:
         if (id.state != RdmaState::AddrQuery) return;
         id.state = RdmaState::AddrBound;
-        id.on_device = id.local.addr != 0;
+        id.on_device = !id.local.addr.is_unspecified();
         deliver(id, event(id, RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT));
         return;
     case Timer::Timewait:
@@ -547,8 +561,8 @@ void CmAgent::on_timeout(CmId& id) {
     ++counters_.timeouts;
     id.out.active = false;
     const bool connecting = id.state == RdmaState::Connect;
-    log_.info("cm#{}: no answer from {} in {} state after {} tries", id.handle,
-              inet_ntoa(in_addr{id.peer_addr}), name(id.cm), id.max_cm_retries + 1);
+    log_.info("cm#{}: no answer from {} in {} state after {} tries", id.handle, id.peer_addr.text(),
+              name(id.cm), id.max_cm_retries + 1);
     switch (id.cm) {
     case CmState::ReqSent:
     case CmState::MraReqRcvd:
@@ -574,11 +588,7 @@ Json CmAgent::ids_json(const CmClient& c) const {
     Json out = Json::array();
     for (const auto& [h, id] : ids_) {
         if (id->owner != &c) continue;
-        auto ep = [](const Endpoint& e) {
-            char text[INET_ADDRSTRLEN] = "0.0.0.0";
-            ::inet_ntop(AF_INET, &e.addr, text, sizeof text);
-            return std::string(text) + ":" + std::to_string(e.port);
-        };
+        auto ep = [](const Endpoint& e) { return endpoint_text(e); };
         out.push_back({{"id", h},
                        {"state", name(id->state)},
                        {"cm_state", name(id->cm)},

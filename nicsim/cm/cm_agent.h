@@ -35,6 +35,8 @@ namespace mad = emu::wire::cm;
 
 class CmAgent {
   public:
+    using Address = emu::wire::IpAddress;
+
     CmAgent(CmEnv& env, CmConfig config, spdlog::logger& log);
     ~CmAgent();
     CmAgent(const CmAgent&) = delete;
@@ -68,8 +70,8 @@ class CmAgent {
     // A session ends: its IDs go as if destroyed (the peers learn of it by REJ or DREQ).
     void drop_client(CmClient& c);
 
-    // A MAD that arrived on QP1 from the host at `src_addr` (network order).
-    void receive(uint32_t src_addr, const uint8_t* mad, size_t len);
+    // A MAD that arrived on QP1 from the host at `src_addr`.
+    void receive(const Address& src_addr, const uint8_t* mad, size_t len);
     // Runs what is due: retransmissions, timeouts, address resolution, time wait.
     void on_timer();
 
@@ -91,22 +93,22 @@ class CmAgent {
     void fire(CmId& id);
     void on_timeout(CmId& id);
     uint32_t new_comm_id();
-    bool known_host(uint32_t addr) const;
-    bool outside_peer(uint32_t addr) const;
+    bool known_host(const Address& addr) const;
+    bool outside_peer(const Address& addr) const;
 
     // Addresses and ports.
     int bind_endpoint(CmId& id, const Endpoint& ep);
     int check_port(const CmId& id, bool reuse) const;
     uint16_t free_port(uint16_t ps);
     ipc::CmIdInfo info_of(const CmId& id) const;
-    mad::Gid gid_of(uint32_t addr) const;
+    static mad::Gid gid_of(const Address& addr);
 
     // Events to the app.
     ipc::CmEventRecord event(const CmId& id, rdma_cm_event_type type, int status = 0) const;
     void deliver(CmId& id, const ipc::CmEventRecord& e);
 
     // Messages out (cm_send.cpp).
-    void send(uint32_t dst, const uint8_t* mad);
+    void send(const Address& dst, const uint8_t* mad);
     void send_expecting(CmId& id, uint64_t timeout_ms, uint8_t retries);
     void send_req(CmId& id, const ipc::CmConnParam& p);
     void send_sidr_req(CmId& id, const ipc::CmConnParam& p);
@@ -120,24 +122,24 @@ class CmAgent {
     void send_dreq(CmId& id);
     void send_drep(CmId& id);
     // Answers to a MAD that names no CM ID: sent back to `dst` with the MAD's transaction ID.
-    void issue_rej(uint32_t dst, uint64_t tid, uint32_t their_comm_id, mad::RejReason reason,
+    void issue_rej(const Address& dst, uint64_t tid, uint32_t their_comm_id, mad::RejReason reason,
                    const uint8_t* ari = nullptr, size_t ari_len = 0);
-    void issue_drep(uint32_t dst, uint64_t tid, const mad::Dreq& dreq);
-    void issue_sidr_rep(uint32_t dst, uint64_t tid, const mad::SidrReq& req,
+    void issue_drep(const Address& dst, uint64_t tid, const mad::Dreq& dreq);
+    void issue_sidr_rep(const Address& dst, uint64_t tid, const mad::SidrReq& req,
                         mad::SidrStatus status);
 
     // Messages in (cm_receive.cpp).
-    void on_req(uint32_t src, const mad::MadHeader& h, const mad::Req& m);
-    void on_mra(uint32_t src, const mad::Mra& m);
-    void on_rej(uint32_t src, const mad::Rej& m);
-    void on_rep(uint32_t src, const mad::MadHeader& h, const mad::Rep& m);
-    void on_rtu(uint32_t src, const mad::Rtu& m);
-    void on_dreq(uint32_t src, const mad::MadHeader& h, const mad::Dreq& m);
-    void on_drep(uint32_t src, const mad::Drep& m);
-    void on_sidr_req(uint32_t src, const mad::MadHeader& h, const mad::SidrReq& m);
-    void on_sidr_rep(uint32_t src, const mad::SidrRep& m);
-    CmId* listener_for(uint64_t service_id, uint32_t dst_addr, bool& any_on_port);
-    CmId* new_passive_id(CmId& listener, uint32_t src, const mad::MadHeader& h,
+    void on_req(const Address& src, const mad::MadHeader& h, const mad::Req& m);
+    void on_mra(const Address& src, const mad::Mra& m);
+    void on_rej(const Address& src, const mad::Rej& m);
+    void on_rep(const Address& src, const mad::MadHeader& h, const mad::Rep& m);
+    void on_rtu(const Address& src, const mad::Rtu& m);
+    void on_dreq(const Address& src, const mad::MadHeader& h, const mad::Dreq& m);
+    void on_drep(const Address& src, const mad::Drep& m);
+    void on_sidr_req(const Address& src, const mad::MadHeader& h, const mad::SidrReq& m);
+    void on_sidr_rep(const Address& src, const mad::SidrRep& m);
+    CmId* listener_for(uint64_t service_id, const Address& dst_addr, bool& any_on_port);
+    CmId* new_passive_id(CmId& listener, const Address& src, const mad::MadHeader& h,
                          const emu::wire::ipcm::Header& ip);
 
     CmEnv& env_;
@@ -149,9 +151,9 @@ class CmAgent {
     uint32_t last_mc_ = 0;
     std::map<uint32_t, std::unique_ptr<CmId>> ids_;
     std::unordered_map<uint32_t, CmId*> by_local_comm_;
-    std::map<std::pair<uint64_t, uint32_t>, uint32_t> by_remote_; // (CA GUID, comm ID): passive
-    std::map<std::pair<uint32_t, uint32_t>, uint32_t> sidr_by_remote_; // (address, request ID)
-    using Deadline = std::pair<uint64_t, uint32_t>;                    // (ms, handle)
+    std::map<std::pair<uint64_t, uint32_t>, uint32_t> by_remote_;     // (CA GUID, comm ID): passive
+    std::map<std::pair<Address, uint32_t>, uint32_t> sidr_by_remote_; // (address, request ID)
+    using Deadline = std::pair<uint64_t, uint32_t>;                   // (ms, handle)
     std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
     int pending_requests_ = 0; // passive IDs whose request no app has read yet
 };

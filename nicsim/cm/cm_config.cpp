@@ -7,7 +7,7 @@ namespace nicsim::cm {
 CmConfig config_for(const Device& device) {
     const Config& c = device.config();
     CmConfig cm;
-    cm.local_addr = c.address.s_addr;
+    cm.local_addr = c.address;
     cm.hosts = c.hosts;
     cm.node_guid = device.node_guid();
     cm.mtu = device.active_mtu();

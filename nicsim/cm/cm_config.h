@@ -2,6 +2,8 @@
 // timeout, retries, packet lifetime), with the Linux rdma_cm defaults.
 #pragma once
 
+#include "emu/wire/ip_address.h"
+
 #include <infiniband/verbs.h>
 
 #include <cstdint>
@@ -14,11 +16,11 @@ class Device;
 namespace nicsim::cm {
 
 struct CmConfig {
-    uint32_t local_addr = 0;     // this host's IPv4 address, network order
-    std::vector<uint32_t> hosts; // every host of the set (network order): what resolves
-    uint64_t node_guid = 0;      // network order: the REQ/REP local CA GUID
-    ibv_mtu mtu = IBV_MTU_1024;  // the port's active MTU: the path MTU
-    uint8_t ack_delay = 15;      // the device's local_ca_ack_delay
+    emu::wire::IpAddress local_addr;         // this host's address, IPv4 or IPv6
+    std::vector<emu::wire::IpAddress> hosts; // every host of the set: what resolves
+    uint64_t node_guid = 0;                  // network order: the REQ/REP local CA GUID
+    ibv_mtu mtu = IBV_MTU_1024;              // the port's active MTU: the path MTU
+    uint8_t ack_delay = 15;                  // the device's local_ca_ack_delay
     ibv_rate rate = IBV_RATE_100_GBPS;
     // 4.096 us * 2^x the other side may take to answer, as cma.c's CMA_CM_RESPONSE_TIMEOUT.
     uint8_t response_timeout = 20;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "emu/wire/cm_mad.h"
+#include "emu/wire/ip_address.h"
 
 #include <infiniband/verbs.h>
 
@@ -50,10 +51,11 @@ enum class CmState : uint8_t {
 const char* name(RdmaState s);
 const char* name(CmState s);
 
-// An IPv4 endpoint, with the family the app spoke (AF_INET, or AF_INET6 for ::ffff:a.b.c.d).
+// An endpoint, with the family the app spoke (AF_INET; AF_INET6 for IPv6 and for
+// ::ffff:a.b.c.d). The address is held as its GID (IPv4-mapped for IPv4).
 struct Endpoint {
-    uint32_t addr = 0; // network order; 0: any
-    uint16_t port = 0; // host order
+    emu::wire::IpAddress addr; // unspecified: any
+    uint16_t port = 0;         // host order
     uint16_t family = 0;
 };
 
@@ -108,8 +110,8 @@ struct CmId {
     uint32_t local_comm_id = 0;
     uint32_t remote_comm_id = 0;
     uint64_t remote_ca_guid = 0;
-    uint64_t tid = 0;       // of the REQ (or DREQ received): what REP, RTU, REJ, MRA, DREP echo
-    uint32_t peer_addr = 0; // where its MADs go (network order)
+    uint64_t tid = 0; // of the REQ (or DREQ received): what REP, RTU, REJ, MRA, DREP echo
+    emu::wire::IpAddress peer_addr; // where its MADs go
     emu::wire::cm::Gid peer_gid{};
     uint32_t local_qpn = 0;
     uint32_t remote_qpn = 0;

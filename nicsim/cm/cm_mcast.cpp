@@ -29,8 +29,9 @@ int CmAgent::join_mcast(CmClient& c, const ipc::CmJoinMcastReq& req, uint32_t& m
         sockaddr_in sin;
         std::memcpy(&sin, &req.addr.sa, sizeof sin);
         if (!sin.sin_addr.s_addr) return EINVAL;
-        g.mgid = gid_of(sin.sin_addr.s_addr);
-        g.addr = {sin.sin_addr.s_addr, ntohs(sin.sin_port), AF_INET};
+        const Address group = Address::from_ipv4(sin.sin_addr.s_addr);
+        g.mgid = gid_of(group);
+        g.addr = {group, ntohs(sin.sin_port), AF_INET};
     } else if (family == AF_INET6) {
         if (IN6_IS_ADDR_UNSPECIFIED(&req.addr.sa.sin6_addr)) return EINVAL;
         std::memcpy(g.mgid.data(), req.addr.sa.sin6_addr.s6_addr, 16);

@@ -6,7 +6,6 @@
 
 #include "emu/wire/ip_cm.h"
 
-#include <arpa/inet.h>
 #include <endian.h>
 
 #include <algorithm>
@@ -27,11 +26,11 @@ void put_private(ipc::CmConnParam& c, const mad::PrivateData& p, size_t from, si
     c.private_data_len = static_cast<uint8_t>(size);
 }
 
-// The IP address of the header's source or destination: IPv4, or IPv6 ::ffff:a.b.c.d (the
-// only IPv6 form a host here has); 0 for anything else.
-uint32_t header_ipv4(const ipcm::Header& h, const std::array<uint8_t, 16>& a) {
-    if (h.ip_version == 6 && !(a[10] == 0xff && a[11] == 0xff)) return 0;
-    return ipcm::to_ipv4(a);
+// The IP address of the header's source or destination: IPv4 (the last four bytes), or IPv6
+// (::ffff:a.b.c.d is IPv4 then too).
+emu::wire::IpAddress header_address(const ipcm::Header& h, const std::array<uint8_t, 16>& a) {
+    if (h.ip_version == 4) return emu::wire::IpAddress::from_ipv4(ipcm::to_ipv4(a));
+    return emu::wire::IpAddress::from_gid(a.data());
 }
 
 // cm.c's cm_req_get_qp_type: the passive side's QP type for the REQ's transport service type
@@ -53,7 +52,7 @@ bool passive_qp_type(const mad::Req& m, ibv_qp_type& type) {
 
 } // namespace
 
-void CmAgent::receive(uint32_t src, const uint8_t* bytes, size_t len) {
+void CmAgent::receive(const Address& src, const uint8_t* bytes, size_t len) {
     ++counters_.rx_mads;
     mad::MadHeader h;
     const mad::MadCheck check = mad::check(bytes, len, h);
@@ -76,7 +75,7 @@ void CmAgent::receive(uint32_t src, const uint8_t* bytes, size_t len) {
         break;
     }
     if (check != mad::MadCheck::Ok) {
-        log_.debug("cm: dropped a MAD from {}: {} (attribute {:#x})", inet_ntoa(in_addr{src}),
+        log_.debug("cm: dropped a MAD from {}: {} (attribute {:#x})", src.text(),
                    mad::describe(check), h.attr_id);
         return;
     }
@@ -107,7 +106,7 @@ void CmAgent::receive(uint32_t src, const uint8_t* bytes, size_t len) {
 
 // The listener of a service ID for a request to `dst_addr`: one bound to that address, else one
 // on the wildcard. `any_on_port`: some listener has the port (the address did not match).
-CmId* CmAgent::listener_for(uint64_t service_id, uint32_t dst_addr, bool& any_on_port) {
+CmId* CmAgent::listener_for(uint64_t service_id, const Address& dst_addr, bool& any_on_port) {
     any_on_port = false;
     CmId* wildcard = nullptr;
     const uint16_t ps = ipcm::port_space_of(service_id);
@@ -116,14 +115,14 @@ CmId* CmAgent::listener_for(uint64_t service_id, uint32_t dst_addr, bool& any_on
         if (id->state != RdmaState::Listen || id->ps != ps || id->local.port != port) continue;
         any_on_port = true;
         if (id->local.addr == dst_addr) return id.get();
-        if (!id->local.addr) wildcard = id.get();
+        if (id->local.addr.is_unspecified()) wildcard = id.get();
     }
     return wildcard;
 }
 
 // A passive ID for a request the listener takes: it reports on the listener's channel, to the
 // listener's app, and counts against the backlog until that app reads the request.
-CmId* CmAgent::new_passive_id(CmId& listener, uint32_t src, const mad::MadHeader& h,
+CmId* CmAgent::new_passive_id(CmId& listener, const Address& src, const mad::MadHeader& h,
                               const ipcm::Header& ip) {
     auto owned = std::make_unique<CmId>();
     CmId* id = owned.get();
@@ -134,8 +133,8 @@ CmId* CmAgent::new_passive_id(CmId& listener, uint32_t src, const mad::MadHeader
     id->state = RdmaState::Connect;
     id->has_cm = true;
     const uint16_t family = ip.ip_version == 6 ? AF_INET6 : AF_INET;
-    id->local = {header_ipv4(ip, ip.dst), listener.local.port, family};
-    id->remote = {header_ipv4(ip, ip.src), ip.src_port, family};
+    id->local = {header_address(ip, ip.dst), listener.local.port, family};
+    id->remote = {header_address(ip, ip.src), ip.src_port, family};
     id->on_device = true;
     id->has_route = true;
     id->tos = listener.tos;
@@ -150,7 +149,7 @@ CmId* CmAgent::new_passive_id(CmId& listener, uint32_t src, const mad::MadHeader
     return id;
 }
 
-void CmAgent::on_req(uint32_t src, const mad::MadHeader& h, const mad::Req& m) {
+void CmAgent::on_req(const Address& src, const mad::MadHeader& h, const mad::Req& m) {
     // A REQ sent again (IBA 12.9.5.3): answer as before, once the app has seen the first.
     if (auto it = by_remote_.find({m.local_ca_guid, m.local_comm_id}); it != by_remote_.end()) {
         ++counters_.rx_duplicates;
@@ -171,14 +170,14 @@ void CmAgent::on_req(uint32_t src, const mad::MadHeader& h, const mad::Req& m) {
     }
     ipcm::Header ip;
     const ipcm::HeaderCheck hc = ipcm::decode(m.private_data.bytes.data(), ip);
-    const uint32_t dst_addr = hc == ipcm::HeaderCheck::Ok ? header_ipv4(ip, ip.dst) : 0;
+    const Address dst_addr = hc == ipcm::HeaderCheck::Ok ? header_address(ip, ip.dst) : Address{};
     bool any_on_port = false;
     CmId* l = listener_for(m.service_id, dst_addr, any_on_port);
     if (!l) {
         if (!any_on_port) {
             ++counters_.req_no_listener;
             log_.debug("cm: REQ from {} for service {:#x} (comm ID {:#x}): nobody listens",
-                       inet_ntoa(in_addr{src}), m.service_id, m.local_comm_id);
+                       src.text(), m.service_id, m.local_comm_id);
             return issue_rej(src, h.tid, m.local_comm_id, mad::RejReason::InvalidServiceId);
         }
         ++counters_.req_rejected; // the port listens, on another address
@@ -186,10 +185,10 @@ void CmAgent::on_req(uint32_t src, const mad::MadHeader& h, const mad::Req& m) {
     }
     // cma.c refuses a request its listener cannot take (cma_check_req_qp_type: the listener's
     // QP type must be the REQ's); cm.c then rejects as the consumer.
-    if (hc != ipcm::HeaderCheck::Ok || !dst_addr || !header_ipv4(ip, ip.src) ||
-        l->qp_type != qp_type) {
+    if (hc != ipcm::HeaderCheck::Ok || dst_addr.is_unspecified() ||
+        header_address(ip, ip.src).is_unspecified() || l->qp_type != qp_type) {
         ++counters_.req_rejected;
-        log_.debug("cm: REQ from {} refused: {}", inet_ntoa(in_addr{src}),
+        log_.debug("cm: REQ from {} refused: {}", src.text(),
                    hc != ipcm::HeaderCheck::Ok ? ipcm::describe(hc) : "address or transport");
         return issue_rej(src, h.tid, m.local_comm_id, mad::RejReason::ConsumerDefined);
     }
@@ -240,7 +239,7 @@ void CmAgent::on_req(uint32_t src, const mad::MadHeader& h, const mad::Req& m) {
     deliver(*id, e);
 }
 
-void CmAgent::on_mra(uint32_t src, const mad::Mra& m) {
+void CmAgent::on_mra(const Address& src, const mad::Mra& m) {
     const auto mraed = static_cast<mad::MsgResponse>(m.message_mraed);
     CmId* id = nullptr;
     if (mraed == mad::MsgResponse::Req) {
@@ -269,7 +268,7 @@ void CmAgent::on_mra(uint32_t src, const mad::Mra& m) {
     arm(*id, Timer::Retransmit, id->out.timeout_ms);
 }
 
-void CmAgent::on_rej(uint32_t src, const mad::Rej& m) {
+void CmAgent::on_rej(const Address& src, const mad::Rej& m) {
     const auto reason = static_cast<mad::RejReason>(m.reason);
     CmId* id = nullptr;
     if (reason == mad::RejReason::Timeout) {
@@ -311,14 +310,13 @@ void CmAgent::on_rej(uint32_t src, const mad::Rej& m) {
         return;
     }
     if (id->state != RdmaState::Connect) return;
-    log_.debug("cm#{}: rejected by {}, reason {}", id->handle, inet_ntoa(in_addr{id->peer_addr}),
-               m.reason);
+    log_.debug("cm#{}: rejected by {}, reason {}", id->handle, id->peer_addr.text(), m.reason);
     ipc::CmEventRecord e = event(*id, RDMA_CM_EVENT_REJECTED, m.reason);
     put_private(e.conn, m.private_data, 0, m.private_data.len);
     deliver(*id, e);
 }
 
-void CmAgent::on_rep(uint32_t src, const mad::MadHeader&, const mad::Rep& m) {
+void CmAgent::on_rep(const Address& src, const mad::MadHeader&, const mad::Rep& m) {
     auto it = by_local_comm_.find(m.remote_comm_id);
     CmId* id = it == by_local_comm_.end() ? nullptr : it->second;
     if (!id || id->remote_comm_id != 0) {
@@ -364,7 +362,7 @@ void CmAgent::on_rep(uint32_t src, const mad::MadHeader&, const mad::Rep& m) {
     deliver(*id, e);
 }
 
-void CmAgent::on_rtu(uint32_t src, const mad::Rtu& m) {
+void CmAgent::on_rtu(const Address& src, const mad::Rtu& m) {
     CmId* id = by_comm_id(m.remote_comm_id, m.local_comm_id);
     if (!id || id->peer_addr != src) {
         ++counters_.rx_unmatched;
@@ -381,7 +379,7 @@ void CmAgent::on_rtu(uint32_t src, const mad::Rtu& m) {
     if (id->state == RdmaState::Connect) deliver(*id, event(*id, RDMA_CM_EVENT_ESTABLISHED));
 }
 
-void CmAgent::on_dreq(uint32_t src, const mad::MadHeader& h, const mad::Dreq& m) {
+void CmAgent::on_dreq(const Address& src, const mad::MadHeader& h, const mad::Dreq& m) {
     CmId* id = by_comm_id(m.remote_comm_id, m.local_comm_id);
     if (!id) {
         // The connection is gone here already: the DREP the peer waits for (cm.c's
@@ -420,7 +418,7 @@ void CmAgent::on_dreq(uint32_t src, const mad::MadHeader& h, const mad::Dreq& m)
     deliver(*id, event(*id, RDMA_CM_EVENT_DISCONNECTED));
 }
 
-void CmAgent::on_drep(uint32_t src, const mad::Drep& m) {
+void CmAgent::on_drep(const Address& src, const mad::Drep& m) {
     CmId* id = by_comm_id(m.remote_comm_id, m.local_comm_id);
     if (!id || id->peer_addr != src) {
         ++counters_.rx_unmatched;
@@ -437,14 +435,14 @@ void CmAgent::on_drep(uint32_t src, const mad::Drep& m) {
     deliver(*id, event(*id, RDMA_CM_EVENT_DISCONNECTED));
 }
 
-void CmAgent::on_sidr_req(uint32_t src, const mad::MadHeader& h, const mad::SidrReq& m) {
+void CmAgent::on_sidr_req(const Address& src, const mad::MadHeader& h, const mad::SidrReq& m) {
     if (sidr_by_remote_.count({src, m.request_id})) {
         ++counters_.rx_duplicates;
         return;
     }
     ipcm::Header ip;
     const ipcm::HeaderCheck hc = ipcm::decode(m.private_data.bytes.data(), ip);
-    const uint32_t dst_addr = hc == ipcm::HeaderCheck::Ok ? header_ipv4(ip, ip.dst) : 0;
+    const Address dst_addr = hc == ipcm::HeaderCheck::Ok ? header_address(ip, ip.dst) : Address{};
     bool any_on_port = false;
     CmId* l = ipcm::is_ip_service(m.service_id) ? listener_for(m.service_id, dst_addr, any_on_port)
                                                 : nullptr;
@@ -452,8 +450,8 @@ void CmAgent::on_sidr_req(uint32_t src, const mad::MadHeader& h, const mad::Sidr
         ++counters_.req_no_listener;
         return issue_sidr_rep(src, h.tid, m, mad::SidrStatus::Unsupported);
     }
-    if (hc != ipcm::HeaderCheck::Ok || !dst_addr || !header_ipv4(ip, ip.src) ||
-        l->qp_type != IBV_QPT_UD) {
+    if (hc != ipcm::HeaderCheck::Ok || dst_addr.is_unspecified() ||
+        header_address(ip, ip.src).is_unspecified() || l->qp_type != IBV_QPT_UD) {
         ++counters_.req_rejected;
         return issue_sidr_rep(src, h.tid, m, mad::SidrStatus::Reject);
     }
@@ -473,7 +471,7 @@ void CmAgent::on_sidr_req(uint32_t src, const mad::MadHeader& h, const mad::Sidr
     deliver(*id, e);
 }
 
-void CmAgent::on_sidr_rep(uint32_t src, const mad::SidrRep& m) {
+void CmAgent::on_sidr_rep(const Address& src, const mad::SidrRep& m) {
     auto it = by_local_comm_.find(m.request_id);
     CmId* id = it == by_local_comm_.end() ? nullptr : it->second;
     if (!id || id->peer_addr != src) {

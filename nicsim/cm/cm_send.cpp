@@ -4,7 +4,6 @@
 
 #include "emu/wire/ip_cm.h"
 
-#include <arpa/inet.h>
 #include <endian.h>
 
 #include <algorithm>
@@ -43,7 +42,7 @@ void set_private(mad::PrivateData& p, const uint8_t* data, size_t len, size_t at
 
 } // namespace
 
-void CmAgent::send(uint32_t dst, const uint8_t* m) {
+void CmAgent::send(const Address& dst, const uint8_t* m) {
     ++counters_.tx_mads;
     env_.send_mad(dst, m);
 }
@@ -61,14 +60,14 @@ void CmAgent::send_expecting(CmId& id, uint64_t timeout_ms, uint8_t retries) {
 static void put_ip_header(const CmId& id, const ipc::CmConnParam& p, mad::PrivateData& out) {
     ipcm::Header h;
     h.src_port = id.local.port;
-    if (id.local.family == AF_INET6) {
+    if (id.local.family == AF_INET6 || !id.local.addr.is_ipv4()) {
+        // cma.c's cma_format_hdr: version 6 for an AF_INET6 ID, ::ffff:a.b.c.d included.
         h.ip_version = 6;
-        h.src = ipcm::from_ipv4(id.local.addr);
-        h.dst = ipcm::from_ipv4(id.remote.addr);
-        h.src[10] = h.src[11] = h.dst[10] = h.dst[11] = 0xff; // ::ffff:a.b.c.d
+        h.src = id.local.addr.bytes;
+        h.dst = id.remote.addr.bytes;
     } else {
-        h.src = ipcm::from_ipv4(id.local.addr);
-        h.dst = ipcm::from_ipv4(id.remote.addr);
+        h.src = ipcm::from_ipv4(id.local.addr.ipv4());
+        h.dst = ipcm::from_ipv4(id.remote.addr.ipv4());
     }
     ipcm::encode(h, out.bytes.data());
     set_private(out, p.private_data, p.private_data_len, ipcm::kHeaderSize);
@@ -107,7 +106,7 @@ void CmAgent::send_req(CmId& id, const ipc::CmConnParam& p) {
     put_ip_header(id, p, r.private_data);
     mad::encode(r, id.tid, id.out.mad.data());
     log_.debug("cm#{}: REQ to {} port {} (service {:#x}, comm ID {:#x})", id.handle,
-               inet_ntoa(in_addr{id.remote.addr}), id.remote.port, r.service_id, r.local_comm_id);
+               id.remote.addr.text(), id.remote.port, r.service_id, r.local_comm_id);
     send_expecting(id, id.timeout_ms, id.max_cm_retries);
 }
 
@@ -229,8 +228,8 @@ void CmAgent::send_drep(CmId& id) {
     send(id.peer_addr, m);
 }
 
-void CmAgent::issue_rej(uint32_t dst, uint64_t tid, uint32_t their_comm_id, mad::RejReason reason,
-                        const uint8_t* ari, size_t ari_len) {
+void CmAgent::issue_rej(const Address& dst, uint64_t tid, uint32_t their_comm_id,
+                        mad::RejReason reason, const uint8_t* ari, size_t ari_len) {
     mad::Rej r;
     r.remote_comm_id = their_comm_id;
     r.message_rejected = static_cast<uint8_t>(mad::MsgResponse::Req);
@@ -244,7 +243,7 @@ void CmAgent::issue_rej(uint32_t dst, uint64_t tid, uint32_t their_comm_id, mad:
     send(dst, m);
 }
 
-void CmAgent::issue_drep(uint32_t dst, uint64_t tid, const mad::Dreq& dreq) {
+void CmAgent::issue_drep(const Address& dst, uint64_t tid, const mad::Dreq& dreq) {
     mad::Drep r;
     r.local_comm_id = dreq.remote_comm_id;
     r.remote_comm_id = dreq.local_comm_id;
@@ -253,7 +252,7 @@ void CmAgent::issue_drep(uint32_t dst, uint64_t tid, const mad::Dreq& dreq) {
     send(dst, m);
 }
 
-void CmAgent::issue_sidr_rep(uint32_t dst, uint64_t tid, const mad::SidrReq& req,
+void CmAgent::issue_sidr_rep(const Address& dst, uint64_t tid, const mad::SidrReq& req,
                              mad::SidrStatus status) {
     mad::SidrRep r;
     r.request_id = req.request_id;

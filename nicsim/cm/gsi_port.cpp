@@ -3,7 +3,6 @@
 #include "cm_agent.h"
 #include "emu/wire/cm_mad.h"
 
-#include <arpa/inet.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -30,20 +29,19 @@ uint32_t seed() {
 GsiPort::GsiPort(boost::asio::io_context& io, UdpLink& link)
     : io_(io), link_(link), timer_(io), rng_(seed()) {}
 
-void GsiPort::receive(const sockaddr_in& from, const wire::Headers& h, const uint8_t* payload,
+void GsiPort::receive(const wire::IpEndpoint& from, const wire::Headers& h, const uint8_t* payload,
                       size_t len) {
     if (!agent_) return;
     // IBA 10.2.4: QP1 takes UD SENDs with its well-known Q_Key. Every host of the set sends from
     // the set's port, so a datagram from another port of theirs is no CM agent's; a peer outside
     // the set sends from a port of its own (rxe: per QP), which RoCE receivers ignore.
-    const bool wrong_port =
-        link_.in_set(from.sin_addr.s_addr) && ntohs(from.sin_port) != link_.port();
+    const bool wrong_port = link_.in_set(from.addr) && from.port != link_.port();
     if (h.opcode != kUdSendOnly || h.deth.qkey != wire::cm::kGsiQkey ||
         h.pkey != wire::kDefaultPkey || wrong_port) {
         ++agent_->counters().rx_malformed;
         return;
     }
-    agent_->receive(from.sin_addr.s_addr, payload, len);
+    agent_->receive(from.addr, payload, len);
 }
 
 uint64_t GsiPort::now_ms() {
@@ -51,7 +49,7 @@ uint64_t GsiPort::now_ms() {
     return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
-void GsiPort::send_mad(uint32_t dst_addr, const uint8_t* mad) {
+void GsiPort::send_mad(const wire::IpAddress& dst_addr, const uint8_t* mad) {
     wire::Headers h;
     h.opcode = kUdSendOnly;
     h.dest_qpn = wire::cm::kGsiQpn;
@@ -63,19 +61,16 @@ void GsiPort::send_mad(uint32_t dst_addr, const uint8_t* mad) {
     link_.send(dst_addr, packet, len);
 }
 
-bool GsiPort::routable(uint32_t src_addr, uint32_t dst_addr) {
+bool GsiPort::routable(const wire::IpAddress& src_addr, const wire::IpAddress& dst_addr) {
+    if (src_addr.is_ipv4() != dst_addr.is_ipv4()) return false;
     // connect(2) of a UDP socket asks the kernel's routing table and sends nothing.
-    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    const int fd = ::socket(src_addr.family(), SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return false;
-    sockaddr_in src{};
-    src.sin_family = AF_INET;
-    src.sin_addr.s_addr = src_addr;
-    sockaddr_in dst{};
-    dst.sin_family = AF_INET;
-    dst.sin_addr.s_addr = dst_addr;
-    dst.sin_port = htons(link_.port());
-    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) == 0 &&
-                    ::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) == 0;
+    sockaddr_storage src, dst;
+    const socklen_t src_len = wire::to_sockaddr({src_addr, 0}, src);
+    const socklen_t dst_len = wire::to_sockaddr({dst_addr, link_.port()}, dst);
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&src), src_len) == 0 &&
+                    ::connect(fd, reinterpret_cast<sockaddr*>(&dst), dst_len) == 0;
     ::close(fd);
     return ok;
 }

@@ -11,7 +11,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include <netinet/in.h>
 #include <random>
 
 namespace nicsim::cm {
@@ -25,14 +24,15 @@ class GsiPort final : public CmEnv {
 
     // A parsed packet the engine found addressed to QP 1: a GSI datagram goes to the agent (from
     // the set's port when a host of the set sent it); anything else is counted and dropped.
-    void receive(const sockaddr_in& from, const emu::wire::Headers& h, const uint8_t* payload,
-                 size_t len);
+    void receive(const emu::wire::IpEndpoint& from, const emu::wire::Headers& h,
+                 const uint8_t* payload, size_t len);
 
     uint64_t now_ms() override;
-    void send_mad(uint32_t dst_addr, const uint8_t* mad) override;
+    void send_mad(const emu::wire::IpAddress& dst_addr, const uint8_t* mad) override;
     void wake_at(uint64_t at_ms) override;
     uint32_t random32() override { return rng_(); }
-    bool routable(uint32_t src_addr, uint32_t dst_addr) override;
+    bool routable(const emu::wire::IpAddress& src_addr,
+                  const emu::wire::IpAddress& dst_addr) override;
 
   private:
     boost::asio::io_context& io_;

@@ -4,6 +4,7 @@
 #include "session.h"
 
 #include "emu/verbs_names.h"
+#include "emu/wire/ip_address.h"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
@@ -27,18 +28,11 @@ Json host_counters_json(const LinkCounters& link, const RawCounters& raw,
 
 namespace {
 
-// The peer a connected QP sends to: its GID as an IPv4 address when IPv4-mapped (RoCE v2 on
-// 127.0.S.i), else the GID; "" before RTR.
+// The peer a connected QP sends to: its GID as an address (IPv4 when IPv4-mapped, RoCE v2 on
+// 127.0.S.i; IPv6 text otherwise); "" before RTR.
 std::string peer_text(const ibv_qp_attr& a) {
     if (!a.dest_qp_num) return "";
-    const uint8_t* g = a.ah_attr.grh.dgid.raw;
-    static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (std::equal(g, g + 12, kMapped))
-        return fmt::format("{}.{}.{}.{}", g[12], g[13], g[14], g[15]);
-    std::string out;
-    for (int i = 0; i < 16; i += 2)
-        out += fmt::format("{}{:02x}{:02x}", i ? ":" : "", g[i], g[i + 1]);
-    return out;
+    return emu::wire::IpAddress::from_gid(a.ah_attr.grh.dgid.raw).text();
 }
 
 std::string hex(uint32_t v) {
@@ -102,9 +96,13 @@ Json session_json(const Nic& nic, const Session& s) {
 
 std::string host_status_json(const Nic& nic, const std::vector<const Session*>& sessions) {
     const Device& dev = nic.device();
-    Json j = {{"device", dev.name()},    {"address", dev.address_string()},
-              {"gid", dev.gid_string()}, {"daemon_pid", ::getpid()},
-              {"mtu", dev.config().mtu}, {"icrc_ipv4", name(dev.config().icrc_ipv4)}};
+    Json j = {{"device", dev.name()},
+              {"address", dev.address_string()},
+              {"gid", dev.gid_string()},
+              {"daemon_pid", ::getpid()},
+              {"mtu", dev.config().mtu}};
+    // The IPv4 ID policy means something on an IPv4 host only: over IPv6 every ICRC is whole.
+    if (dev.config().address.is_ipv4()) j["icrc_ipv4"] = name(dev.config().icrc_ipv4);
     Json& list = j["sessions"] = Json::array();
     for (const Session* s : sessions)
         if (s->is_context() || (s->cm_client() && nic.cm())) // probes (device lists, status): none

@@ -19,10 +19,11 @@ Engine::Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::log
                PeerReasons* peers)
     : io_(io), nic_(nic), link_(link), log_(log), peers_(peers), scheduler_(nic),
       router_(*this, link.counters(), link.port(),
-              [&link](uint32_t addr) { return link.in_set(addr); }),
+              [&link](const emu::wire::IpAddress& addr) { return link.in_set(addr); }),
       timer_(io) {
-    link_.start([this](const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid,
-                       uint8_t tos) { router_.route(from, data, len, mgid, tos); });
+    link_.start([this](const emu::wire::IpEndpoint& from, uint8_t* data, size_t len,
+                       const uint8_t* mgid,
+                       const IpFields& ip) { router_.route(from, data, len, mgid, ip); });
 }
 
 uint64_t Engine::now_us() {
@@ -30,7 +31,8 @@ uint64_t Engine::now_us() {
     return duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
-void Engine::transmit(Qp&, uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tclass) {
+void Engine::transmit(Qp&, const emu::wire::IpAddress& dst_addr, uint8_t* packet, size_t len,
+                      uint8_t tclass) {
     link_.send(dst_addr, packet, len, tclass);
 }
 
@@ -81,11 +83,12 @@ void Engine::async_event(int async_fd, ibv_event_type type, uint32_t handle, uin
     [[maybe_unused]] ssize_t n = ::send(async_fd, &rec, sizeof rec, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-void Engine::tell_peer(uint32_t peer_addr, const PeerReason& reason) {
+void Engine::tell_peer(const emu::wire::IpAddress& peer_addr, const PeerReason& reason) {
     if (peers_) peers_->tell(peer_addr, reason);
 }
 
-std::optional<PeerReason> Engine::peer_reason(uint32_t peer_addr, uint32_t qpn, uint32_t psn) {
+std::optional<PeerReason> Engine::peer_reason(const emu::wire::IpAddress& peer_addr, uint32_t qpn,
+                                              uint32_t psn) {
     return peers_ ? peers_->find(peer_addr, qpn, psn) : std::nullopt;
 }
 

@@ -47,7 +47,8 @@ class Engine final : public DataPath, public TransportEnv {
     // TransportEnv
     uint64_t now_us() override;
     uint8_t* packet_buffer() override { return link_.packet_buffer(); }
-    void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tclass) override;
+    void transmit(Qp& qp, const emu::wire::IpAddress& dst_addr, uint8_t* packet, size_t len,
+                  uint8_t tclass) override;
     void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len,
                             uint8_t tclass) override;
     void schedule(Qp& qp) override;
@@ -57,8 +58,9 @@ class Engine final : public DataPath, public TransportEnv {
     void set_gsi(PacketRouter::GsiReceiver gsi) { router_.set_gsi(std::move(gsi)); }
     Nic& nic() override { return nic_; }
     void async_event(int async_fd, ibv_event_type type, uint32_t handle, uint32_t reason) override;
-    void tell_peer(uint32_t peer_addr, const PeerReason& reason) override;
-    std::optional<PeerReason> peer_reason(uint32_t peer_addr, uint32_t qpn, uint32_t psn) override;
+    void tell_peer(const emu::wire::IpAddress& peer_addr, const PeerReason& reason) override;
+    std::optional<PeerReason> peer_reason(const emu::wire::IpAddress& peer_addr, uint32_t qpn,
+                                          uint32_t psn) override;
     spdlog::logger& log() override { return log_; }
 
   private:

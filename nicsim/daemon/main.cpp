@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
         nicsim::cm::GsiPort gsi(io, link);
         nicsim::cm::CmAgent cm(gsi, nicsim::cm::config_for(nic.device()), *log);
         gsi.attach(cm);
-        engine.set_gsi([&gsi](const sockaddr_in& from, const emu::wire::Headers& h,
+        engine.set_gsi([&gsi](const emu::wire::IpEndpoint& from, const emu::wire::Headers& h,
                               const uint8_t* payload,
                               size_t len) { gsi.receive(from, h, payload, len); });
         nic.set_cm(&cm);

@@ -2,7 +2,6 @@
 
 #include "emu/private_files.h"
 
-#include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -21,7 +20,7 @@ constexpr size_t kMaxText = 480;
 // One record as it travels: fixed fields, then `what_len` and `hint_len` bytes of text.
 struct Record {
     uint32_t magic;
-    uint32_t from_addr; // the responder's address, network order
+    uint8_t from_addr[16]; // the responder's address, as its GID
     uint32_t requester_qpn;
     uint32_t psn;
     uint32_t owner_uid;
@@ -40,24 +39,23 @@ bool address_of(const std::string& path, sockaddr_un* addr) {
 
 } // namespace
 
-std::string PeerReasons::socket_path(const std::string& dir, uint32_t addr) {
-    char ip[INET_ADDRSTRLEN] = "?";
-    ::inet_ntop(AF_INET, &addr, ip, sizeof ip);
-    return dir + "/diag-" + ip + ".sock";
+std::string PeerReasons::socket_path(const std::string& dir, const emu::wire::IpAddress& addr) {
+    return dir + "/diag-" + addr.text() + ".sock";
 }
 
 PeerReasons::~PeerReasons() {
     if (fd_) ::unlink(socket_path(dir_, self_).c_str());
 }
 
-bool PeerReasons::open(const std::string& dir, in_addr self, std::string* error) {
+bool PeerReasons::open(const std::string& dir, const emu::wire::IpAddress& self,
+                       std::string* error) {
     if (dir.empty()) return true;
     emu::Opened checked = emu::open_private_dir(dir);
     if (!checked.fd) {
         *error = "refusing the diagnostics directory: " + checked.error;
         return false;
     }
-    std::string path = socket_path(dir, self.s_addr);
+    std::string path = socket_path(dir, self);
     sockaddr_un addr;
     if (!address_of(path, &addr)) {
         *error = "socket path too long: " + path;
@@ -88,17 +86,17 @@ bool PeerReasons::open(const std::string& dir, in_addr self, std::string* error)
     }
     fd_ = std::move(fd);
     dir_ = dir;
-    self_ = self.s_addr;
+    self_ = self;
     return true;
 }
 
-void PeerReasons::tell(uint32_t peer_addr, const PeerReason& r) {
+void PeerReasons::tell(const emu::wire::IpAddress& peer_addr, const PeerReason& r) {
     if (!fd_) return;
     sockaddr_un to;
     if (!address_of(socket_path(dir_, peer_addr), &to)) return;
     Record rec{};
     rec.magic = kMagic;
-    rec.from_addr = self_;
+    std::memcpy(rec.from_addr, self_.data(), sizeof rec.from_addr);
     rec.requester_qpn = r.requester_qpn;
     rec.psn = r.psn;
     rec.owner_uid = r.owner_uid;
@@ -136,11 +134,12 @@ void PeerReasons::drain() {
         PeerReason r{rec.requester_qpn, rec.psn, rec.owner_uid, std::string(rec.text, rec.what_len),
                      std::string(rec.text + rec.what_len, rec.hint_len)};
         if (kept_.size() == kKept) kept_.pop_front();
-        kept_.push_back({rec.from_addr, std::move(r)});
+        kept_.push_back({emu::wire::IpAddress::from_gid(rec.from_addr), std::move(r)});
     }
 }
 
-std::optional<PeerReason> PeerReasons::find(uint32_t peer_addr, uint32_t qpn, uint32_t psn) {
+std::optional<PeerReason> PeerReasons::find(const emu::wire::IpAddress& peer_addr, uint32_t qpn,
+                                            uint32_t psn) {
     if (!fd_) return std::nullopt;
     drain();
     for (auto it = kept_.begin(); it != kept_.end(); ++it)

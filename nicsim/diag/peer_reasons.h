@@ -1,15 +1,14 @@
 // Why a responder refused a request, from its NIC to the requester's: the NAK carries only the
 // error class, this carries which key, range or right. Every NIC of a set binds a unix datagram
-// socket in the set's directory (nicsimd --diag-dir DIR: DIR/diag-<a.b.c.d>.sock, mode 0600),
+// socket in the set's directory (nicsimd --diag-dir DIR: DIR/diag-<address>.sock, mode 0600),
 // named by its address; a responder sends the record there before its NAK leaves, so when the
 // NAK arrives the record is waiting. Only records from our own uid are taken (SCM_CREDENTIALS).
 // A peer that is no host of this set (another machine, a real NIC) has no socket: the requester
 // then says what the NAK code means, and nothing more.
 #pragma once
 
+#include "emu/wire/ip_address.h"
 #include "support/unique_fd.h"
-
-#include <netinet/in.h>
 
 #include <cstdint>
 #include <deque>
@@ -39,25 +38,26 @@ class PeerReasons {
     ~PeerReasons(); // removes the socket it bound: `rdmaemu down` leaves only the logs
 
     // Binds DIR/diag-<self>.sock (an empty `dir`: off). False, with *error, when refused.
-    bool open(const std::string& dir, in_addr self, std::string* error);
+    bool open(const std::string& dir, const emu::wire::IpAddress& self, std::string* error);
     bool is_open() const { return static_cast<bool>(fd_); }
-    // Sends `r` to the NIC at `peer_addr` (network order); a peer without a socket is skipped.
-    void tell(uint32_t peer_addr, const PeerReason& r);
+    // Sends `r` to the NIC at `peer_addr`; a peer without a socket is skipped.
+    void tell(const emu::wire::IpAddress& peer_addr, const PeerReason& r);
     // What the NIC at `peer_addr` said about the refusal of `psn` of our QP `qpn`.
-    std::optional<PeerReason> find(uint32_t peer_addr, uint32_t qpn, uint32_t psn);
+    std::optional<PeerReason> find(const emu::wire::IpAddress& peer_addr, uint32_t qpn,
+                                   uint32_t psn);
 
-    static std::string socket_path(const std::string& dir, uint32_t addr);
+    static std::string socket_path(const std::string& dir, const emu::wire::IpAddress& addr);
 
   private:
     struct Kept {
-        uint32_t from;
+        emu::wire::IpAddress from;
         PeerReason reason;
     };
     void drain();
 
     UniqueFd fd_;
     std::string dir_;
-    uint32_t self_ = 0;
+    emu::wire::IpAddress self_;
     std::deque<Kept> kept_;
 };
 

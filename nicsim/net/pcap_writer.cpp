@@ -1,5 +1,8 @@
 #include "net/pcap_writer.h"
 #include "emu/wire/ipv4_header.h"
+#include "emu/wire/ipv6_header.h"
+
+#include <arpa/inet.h>
 
 #include <cerrno>
 #include <cstring>
@@ -16,7 +19,7 @@ namespace {
 
 constexpr size_t kBufferSize = 256 * 1024; // always holds a whole block (at most ~64 KiB)
 constexpr size_t kEthernetLen = 14, kIpv4Len = wire::kIpv4HeaderLength, kUdpLen = 8;
-constexpr size_t kHeadersLen = kEthernetLen + kIpv4Len + kUdpLen;
+constexpr size_t kIpv6Len = wire::kIpv6HeaderLength;
 constexpr size_t kMaxComment = 1000;
 
 // pcapng blocks and options (draft-ietf-opsawg-pcapng).
@@ -59,11 +62,12 @@ void put_be16(uint8_t* p, uint16_t v) {
     p[1] = static_cast<uint8_t>(v);
 }
 
-// 02:52 followed by the IPv4 address (a locally administered, unicast MAC).
-void put_mac(uint8_t* p, const in_addr& addr) {
+// 02:52 followed by the IPv4 address, or an IPv6 address's last four bytes (a locally
+// administered, unicast MAC; the one the host's device GUID is made from).
+void put_mac(uint8_t* p, const wire::IpAddress& addr) {
     p[0] = 0x02;
     p[1] = 0x52;
-    std::memcpy(p + 2, &addr.s_addr, 4); // s_addr is already in network order
+    std::memcpy(p + 2, addr.data() + 12, 4);
 }
 
 } // namespace
@@ -141,15 +145,26 @@ bool PcapWriter::open(const std::string& path, uint64_t limit_bytes, StopHandler
 bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
                            std::span<const uint8_t> payload, std::chrono::nanoseconds timestamp,
                            const uint8_t* dst_mac, std::string_view comment,
-                           const Ipv4Fields& fields) {
+                           const IpFields& fields) {
+    return write_udp({wire::IpAddress::from_ipv4(src.sin_addr.s_addr), ntohs(src.sin_port)},
+                     {wire::IpAddress::from_ipv4(dst.sin_addr.s_addr), ntohs(dst.sin_port)},
+                     payload, timestamp, dst_mac, comment, fields);
+}
+
+bool PcapWriter::write_udp(const wire::IpEndpoint& src, const wire::IpEndpoint& dst,
+                           std::span<const uint8_t> payload, std::chrono::nanoseconds timestamp,
+                           const uint8_t* dst_mac, std::string_view comment,
+                           const IpFields& fields) {
     if (!fd_) // never opened, closed, failed or stopped at the limit
         return false;
     if (payload.size() > kMaxUdpPayload) {
         error_ = path_ + ": a " + std::to_string(payload.size()) +
-                 "-byte UDP payload does not fit in an IPv4 packet; not captured";
+                 "-byte UDP payload does not fit in an IP packet; not captured";
         return false;
     }
-    const size_t frame_len = kHeadersLen + payload.size();
+    const bool v6 = !src.addr.is_ipv4();
+    const size_t ip_len = v6 ? kIpv6Len : kIpv4Len;
+    const size_t frame_len = kEthernetLen + ip_len + kUdpLen + payload.size();
     comment = comment.substr(0, kMaxComment);
     const size_t options = comment.empty() ? 0 : 4 + pad4(comment.size()) + 4;
     const size_t block_len = kEpbFixedLen + pad4(frame_len) + options;
@@ -168,34 +183,47 @@ bool PcapWriter::write_udp(const sockaddr_in& src, const sockaddr_in& dst,
     put_le32(buffer_, static_cast<uint32_t>(frame_len)); // original length
 
     const size_t at = buffer_.size();
-    buffer_.resize(at + kHeadersLen); // within the reserved capacity: no allocation
+    buffer_.resize(at + kEthernetLen + ip_len + kUdpLen); // within the reserved capacity
     uint8_t* eth = buffer_.data() + at;
     if (dst_mac)
         std::memcpy(eth, dst_mac, 6);
     else
-        put_mac(eth, dst.sin_addr);
-    put_mac(eth + 6, src.sin_addr);
-    put_be16(eth + 12, 0x0800);
+        put_mac(eth, dst.addr);
+    put_mac(eth + 6, src.addr);
+    put_be16(eth + 12, v6 ? 0x86DD : 0x0800);
 
     uint8_t* ip = eth + kEthernetLen;
     const uint16_t udp_len = static_cast<uint16_t>(kUdpLen + payload.size());
-    wire::Ipv4Header header;
-    header.tos = fields.tos;
-    header.id = fields.id;
-    header.ttl = fields.ttl;
-    header.src_addr = src.sin_addr.s_addr;
-    header.dst_addr = dst.sin_addr.s_addr;
-    header.payload_length = udp_len;
-    wire::put_ipv4_header(ip, header);
+    uint32_t sum; // the UDP checksum's pseudo-header: addresses, protocol, length
+    if (v6) {
+        wire::Ipv6Header header;
+        header.traffic_class = fields.tos;
+        header.flow_label = fields.flow_label;
+        header.hop_limit = fields.ttl;
+        header.src_addr = src.addr.bytes;
+        header.dst_addr = dst.addr.bytes;
+        header.payload_length = udp_len;
+        wire::put_ipv6_header(ip, header);
+        sum = wire::internet_sum(0, ip + 8, 32);
+    } else {
+        wire::Ipv4Header header;
+        header.tos = fields.tos;
+        header.id = fields.id;
+        header.ttl = fields.ttl;
+        header.src_addr = src.addr.ipv4();
+        header.dst_addr = dst.addr.ipv4();
+        header.payload_length = udp_len;
+        wire::put_ipv4_header(ip, header);
+        sum = wire::internet_sum(0, ip + 12, 8);
+    }
+    sum += IPPROTO_UDP + udp_len;
 
-    uint8_t* udp = ip + kIpv4Len;
-    std::memcpy(udp, &src.sin_port, 2); // ports are already in network order
-    std::memcpy(udp + 2, &dst.sin_port, 2);
+    uint8_t* udp = ip + ip_len;
+    put_be16(udp, src.port);
+    put_be16(udp + 2, dst.port);
     put_be16(udp + 4, udp_len);
     put_be16(udp + 6, 0);
-    // UDP checksum over the pseudo-header (addresses, protocol, length), header and payload.
-    uint32_t sum = wire::internet_sum(0, ip + 12, 8);
-    sum += IPPROTO_UDP + udp_len;
+    // UDP checksum over the pseudo-header, header and payload.
     sum = wire::internet_sum(sum, udp, kUdpLen);
     sum = wire::internet_sum(sum, payload.data(), payload.size());
     uint16_t check = wire::internet_checksum(sum);

@@ -1,6 +1,6 @@
 // A packet capture of a host's RoCE v2 traffic, for Wireshark/tshark: a pcapng file whose
-// packets are the UDP datagrams we send and receive, wrapped in the Ethernet, IPv4 and UDP
-// headers Linux would have put around them, so tools decode Ethernet / IPv4 / UDP / RoCE. A
+// packets are the UDP datagrams we send and receive, wrapped in the Ethernet, IP (v4 or v6) and
+// UDP headers Linux would have put around them, so tools decode Ethernet / IP / UDP / RoCE. A
 // packet may carry a comment (pcapng's opt_comment): the fault injector's drops, duplicates,
 // corruptions and reorderings are captured with one, so a reader sees the loss behind a
 // retransmission (tshark -Y 'frame.comment', or -T fields -e frame.comment).
@@ -11,12 +11,13 @@
 // would tie and lose their order in time-based views (I/O graphs, RTT, "time since previous").
 // Wireshark, tshark, tcpdump and libpcap >= 1.1 read it.
 //
-// Synthesized headers: Ethernet with MAC 02:52:a:b:c:d for IPv4 a.b.c.d at both ends (or the
-// multicast MAC the caller gives as destination) and ethertype 0x0800; IPv4 as our unconnected,
-// IP_PMTUDISC_DO socket sends it (version 4, IHL 5, DF, protocol 17, valid header checksum) with
-// the TOS, ID and TTL the caller gives (Ipv4Fields: what the packet carried, as far as the
-// receiver knows it; by default TOS 0, ID 0, TTL 64, our own packets' values); UDP with a valid
-// checksum.
+// Synthesized headers: Ethernet with MAC 02:52:a:b:c:d for IPv4 a.b.c.d at both ends (for an
+// IPv6 address, 02:52 and its last four bytes; or the multicast MAC the caller gives as
+// destination) and ethertype 0x0800 or 0x86DD; IPv4 as our unconnected, IP_PMTUDISC_DO socket
+// sends it (version 4, IHL 5, DF, protocol 17, valid header checksum), IPv6 without extension
+// headers (next header 17), with the traffic class (TOS), ID (IPv4), flow label (IPv6) and
+// TTL / hop limit the caller gives (IpFields: what the packet carried, as far as the receiver
+// knows it; by default 0, 0, 0, 64, our own packets' values); UDP with a valid checksum.
 //
 // The file is created new, 0600, in a directory only its owner reaches (emu/private_files.h):
 // never through a symbolic link, never truncating another file. An optional size limit stops the
@@ -33,6 +34,8 @@
 #pragma once
 
 #include "emu/private_files.h"
+#include "emu/wire/ip_address.h"
+#include "net/ip_fields.h"
 
 #include <chrono>
 #include <cstddef>
@@ -47,18 +50,12 @@
 
 namespace nicsim {
 
-// The IPv4 header fields of a captured packet that differ from packet to packet.
-struct Ipv4Fields {
-    uint8_t tos = 0;
-    uint16_t id = 0; // host order
-    uint8_t ttl = 64;
-};
-
 class PcapWriter {
   public:
     static constexpr uint32_t kLinktypeEthernet = 1;
     static constexpr uint32_t kSnaplen = 262144;
-    // An IPv4 datagram holds at most 65535 bytes: 20 of IPv4 header, 8 of UDP header.
+    // An IPv4 datagram holds at most 65535 bytes: 20 of IPv4 header, 8 of UDP header (an IPv6
+    // one a few more: one limit serves both).
     static constexpr size_t kMaxUdpPayload = 65535 - 20 - 8;
     static constexpr uint64_t kNoLimit = std::numeric_limits<uint64_t>::max();
 
@@ -76,15 +73,21 @@ class PcapWriter {
     // Closes any open file first.
     bool open(const std::string& path, uint64_t limit_bytes = kNoLimit, StopHandler on_stop = {});
 
-    // Appends one UDP datagram from `src` to `dst` (addresses and ports in network byte order,
-    // as sockets use them) carrying `payload`, stamped `timestamp` since the Unix epoch.
-    // `dst_mac`, when given, is the Ethernet destination (a multicast group's MAC); `comment`,
-    // when not empty, goes with the packet; `ip`: its IPv4 TOS, ID and TTL. Returns false when the
-    // writer is not open (never opened, closed, failed or stopped at its limit) or the payload
-    // exceeds kMaxUdpPayload (that one sets error() but keeps the file open).
+    // Appends one UDP datagram from `src` to `dst` (both of one family) carrying `payload`,
+    // stamped `timestamp` since the Unix epoch. `dst_mac`, when given, is the Ethernet
+    // destination (a multicast group's MAC); `comment`, when not empty, goes with the packet;
+    // `ip`: the IP header's fields that vary. Returns false when the writer is not open (never
+    // opened, closed, failed or stopped at its limit) or the payload exceeds kMaxUdpPayload
+    // (that one sets error() but keeps the file open).
+    bool write_udp(const emu::wire::IpEndpoint& src, const emu::wire::IpEndpoint& dst,
+                   std::span<const uint8_t> payload, std::chrono::nanoseconds timestamp,
+                   const uint8_t* dst_mac = nullptr, std::string_view comment = {},
+                   const IpFields& ip = {});
+    // The same for IPv4 socket addresses (address and port in network order, as sockets give
+    // them).
     bool write_udp(const sockaddr_in& src, const sockaddr_in& dst, std::span<const uint8_t> payload,
                    std::chrono::nanoseconds timestamp, const uint8_t* dst_mac = nullptr,
-                   std::string_view comment = {}, const Ipv4Fields& ip = {});
+                   std::string_view comment = {}, const IpFields& ip = {});
 
     // Writes the buffered records to the file.
     bool flush();

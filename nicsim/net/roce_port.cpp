@@ -1,26 +1,28 @@
 #include "roce_port.h"
 
-#include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
+#include <netinet/in.h>
 #include <stdexcept>
 #include <string>
 #include <sys/socket.h>
 
 namespace nicsim {
 
-UniqueFd bind_roce_port(in_addr address, uint16_t port) {
-    UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+UniqueFd bind_roce_port(const emu::wire::IpAddress& address, uint16_t port) {
+    const int family = address.family();
+    UniqueFd fd(::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd) throw std::runtime_error(std::string("udp socket: ") + std::strerror(errno));
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr = address;
-    sa.sin_port = htons(port);
-    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) {
-        char ip[INET_ADDRSTRLEN];
-        inet_ntop(AF_INET, &address, ip, sizeof ip);
-        throw std::runtime_error(std::string("cannot bind UDP ") + ip + ":" + std::to_string(port) +
-                                 ": " + std::strerror(errno));
+    if (family == AF_INET6) {
+        int on = 1;
+        ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+    }
+    sockaddr_storage sa;
+    const socklen_t len = emu::wire::to_sockaddr({address, port}, sa);
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), len) < 0) {
+        const std::string where = family == AF_INET6 ? "[" + address.text() + "]" : address.text();
+        throw std::runtime_error("cannot bind UDP " + where + ":" + std::to_string(port) + ": " +
+                                 std::strerror(errno));
     }
     return fd;
 }

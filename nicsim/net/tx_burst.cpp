@@ -21,7 +21,7 @@ uint8_t* TxBurst::next_slot() {
     return packets_.size() < kSlots ? slot(packets_.size()) : nullptr;
 }
 
-void TxBurst::commit(uint32_t dst_addr, size_t len, bool alone) {
+void TxBurst::commit(const emu::wire::IpAddress& dst_addr, size_t len, bool alone) {
     packets_.push_back({dst_addr, static_cast<uint32_t>(len), alone});
 }
 
@@ -59,14 +59,11 @@ size_t TxBurst::send(int fd, uint16_t port, bool gso, size_t* datagrams, bool* g
         iov[i] = {slot(i), packets_[i].len};
     for (size_t m = 0; m < gs.size(); ++m) {
         const Group& g = gs[m];
-        meta[m].dst = {};
-        meta[m].dst.sin_family = AF_INET;
-        meta[m].dst.sin_addr.s_addr = g.dst;
-        meta[m].dst.sin_port = htons(port);
+        const socklen_t name_len = emu::wire::to_sockaddr({g.dst, port}, meta[m].dst);
         msghdr& h = msgs_[m].msg_hdr;
         h = {};
         h.msg_name = &meta[m].dst;
-        h.msg_namelen = sizeof meta[m].dst;
+        h.msg_namelen = name_len;
         h.msg_iov = &iov[g.first];
         h.msg_iovlen = g.count;
         if (g.count > 1) {

@@ -5,6 +5,8 @@
 // wire: the kernel cuts the super-datagram exactly at packet boundaries.
 #pragma once
 
+#include "emu/wire/ip_address.h"
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -18,7 +20,8 @@ class TxBurst {
   public:
     static constexpr size_t kSlots = 256;
     static constexpr size_t kSlotSize = 4096 + 128; // transport::kMaxPacket: the largest packet
-    // The kernel's limits for one GSO send: UDP_MAX_SEGMENTS, and one IPv4 datagram's payload.
+    // The kernel's limits for one GSO send: UDP_MAX_SEGMENTS, and one IPv4 datagram's payload
+    // (an IPv6 datagram's is a little larger; one limit serves both).
     static constexpr size_t kMaxSegments = 64;
     static constexpr size_t kMaxGsoBytes = 65507;
 
@@ -26,24 +29,24 @@ class TxBurst {
 
     // Room for the next packet; nullptr when the burst is full (send it first).
     uint8_t* next_slot();
-    // The packet built in next_slot(): `len` bytes to `dst_addr` (IPv4, network order).
+    // The packet built in next_slot(): `len` bytes to `dst_addr` (of the socket's family).
     // `alone`: never in a GSO datagram with others. A receiver that cuts a GSO datagram up
     // itself, or a NIC that segments it on its way out, gives segments 2..N the IP IDs 1..N-1
     // (inet_gso_segment numbers the segments of a non-fixed-ID datagram), which the ICRC covers
     // and which we computed as 0: Linux Soft-RoCE's tunnel socket, without UDP_GRO, segments
     // what arrives (udp_queue_rcv_skb), and dropped every packet after a message's first.
-    void commit(uint32_t dst_addr, size_t len, bool alone = false);
+    void commit(const emu::wire::IpAddress& dst_addr, size_t len, bool alone = false);
     bool empty() const { return packets_.empty(); }
     size_t size() const { return packets_.size(); }
     const uint8_t* packet(size_t i) const { return slot(i); }
     size_t length(size_t i) const { return packets_[i].len; }
-    uint32_t destination(size_t i) const { return packets_[i].dst; }
+    const emu::wire::IpAddress& destination(size_t i) const { return packets_[i].dst; }
 
     // Consecutive packets sent as one datagram: to one address, all of one size except that the
     // last may be shorter, within the kernel's limits. `segment` is that size (the GSO size).
     struct Group {
         size_t first = 0, count = 0;
-        uint32_t dst = 0;
+        emu::wire::IpAddress dst;
         uint16_t segment = 0;
     };
     // The burst cut into groups (without GSO: one packet each), into `out`.
@@ -57,12 +60,12 @@ class TxBurst {
 
   private:
     struct Packet {
-        uint32_t dst;
+        emu::wire::IpAddress dst;
         uint32_t len;
         bool alone;
     };
     struct Message { // one datagram's address and GSO size
-        sockaddr_in dst;
+        sockaddr_storage dst;
         alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint16_t))];
     };
     uint8_t* slot(size_t i) { return storage_.data() + i * kSlotSize; }

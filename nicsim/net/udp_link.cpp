@@ -16,6 +16,16 @@
 #include <netinet/udp.h>
 #include <sys/socket.h>
 
+#ifndef UDP_NO_CHECK6_RX
+#define UDP_NO_CHECK6_RX 102
+#endif
+#ifndef IPV6_FLOWINFO // linux/in6.h: receive each packet's flow information
+#define IPV6_FLOWINFO 11
+#endif
+#ifndef IPV6_AUTOFLOWLABEL // linux/in6.h
+#define IPV6_AUTOFLOWLABEL 70
+#endif
+
 namespace nicsim {
 
 namespace {
@@ -45,6 +55,8 @@ constexpr std::string_view kReorderShutdownComment =
     "rdmaemu: held back by the fault injector (--reorder): sent at shutdown";
 constexpr std::string_view kIcrcDropComment =
     "rdmaemu: ICRC wrong: dropped by this NIC (counted in icrc_errors); IP ID unknown, shown as 0";
+constexpr std::string_view kIcrcDropCommentIpv6 =
+    "rdmaemu: ICRC wrong: dropped by this NIC (counted in icrc_errors)";
 
 // Joins one more note to a packet's comment.
 void add_comment(std::string& comment, std::string_view more) {
@@ -59,41 +71,78 @@ void add_comment(std::string& comment, std::string_view more) {
     comment += more;
 }
 
-sockaddr_in endpoint(uint32_t addr, uint16_t port) {
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = addr;
-    sa.sin_port = htons(port);
-    return sa;
+// The fault injector's host stream: the IPv4 address as before, or the IPv6 address folded.
+uint32_t fault_stream(const emu::wire::IpAddress& a) {
+    if (a.is_ipv4()) return a.ipv4();
+    uint32_t h = 0;
+    for (size_t i = 0; i < 16; i += 4) {
+        uint32_t word;
+        std::memcpy(&word, a.data() + i, 4);
+        h ^= word;
+    }
+    return h;
 }
 
 } // namespace
 
-UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint16_t port,
-                 const FaultConfig& faults, PcapWriter pcap, spdlog::logger& log,
-                 std::vector<uint32_t> hosts)
-    : io_(io), sock_(io, sock.release()), local_(local), port_(port), hosts_(std::move(hosts)),
-      log_(log), faults_(faults, local.s_addr), faulty_(faults.any()), reorder_timer_(io),
-      pcap_(std::move(pcap)), rx_buffers_(kBatch * kBufferSize) {
-    if (std::find(hosts_.begin(), hosts_.end(), local.s_addr) == hosts_.end())
-        hosts_.push_back(local.s_addr);
+UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, const emu::wire::IpAddress& local,
+                 uint16_t port, const FaultConfig& faults, PcapWriter pcap, spdlog::logger& log,
+                 std::vector<emu::wire::IpAddress> hosts)
+    : io_(io), sock_(io, sock.release()), local_(local), ipv6_(!local.is_ipv4()), port_(port),
+      hosts_(std::move(hosts)), log_(log), faults_(faults, fault_stream(local)),
+      faulty_(faults.any()), reorder_timer_(io), pcap_(std::move(pcap)),
+      rx_buffers_(kBatch * kBufferSize) {
+    if (std::find(hosts_.begin(), hosts_.end(), local) == hosts_.end()) hosts_.push_back(local);
+    const int fd = sock_.native_handle();
     // Deep buffers: a burst of READ responses must not overflow the receiver at once.
     deep_buffer(SO_RCVBUFFORCE, SO_RCVBUF, "receive", "net.core.rmem_max");
     deep_buffer(SO_SNDBUFFORCE, SO_SNDBUF, "send", "net.core.wmem_max");
-    // DF set and IP ID 0 on every packet, so the ICRC (which covers the IP header) is known.
-    int pmtu = IP_PMTUDISC_DO;
-    ::setsockopt(sock_.native_handle(), IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
     // GSO datagrams from the other hosts arrive whole (on loopback: one skb), their segment size
     // in a control message.
     int on = 1;
-    if (::setsockopt(sock_.native_handle(), IPPROTO_UDP, UDP_GRO, &on, sizeof on) < 0)
+    if (::setsockopt(fd, IPPROTO_UDP, UDP_GRO, &on, sizeof on) < 0)
         log_.info("UDP GRO not available ({}): packets arrive one by one", std::strerror(errno));
+    if (ipv6_) {
+        // Never fragmented by this host (a fragment header would end RoCE): too large a packet
+        // fails to send, as over IPv4 with DF.
+        int pmtu = IPV6_PMTUDISC_DO;
+        ::setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof pmtu);
+        // Flow label 0, as Linux Soft-RoCE sends (rxe_net.c), not the kernel's hash of the flow:
+        // what the capture shows for our packets is then what left.
+        int off = 0;
+        if (::setsockopt(fd, IPPROTO_IPV6, IPV6_AUTOFLOWLABEL, &off, sizeof off) < 0)
+            log_.info("IPV6_AUTOFLOWLABEL not available ({}): sent flow labels are the kernel's, "
+                      "the capture shows 0",
+                      std::strerror(errno));
+        // Each packet's traffic class, hop limit and flow label in control messages: what a UD
+        // receive's GRH (the IPv6 header itself) and the capture show.
+        if (::setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &on, sizeof on) < 0)
+            log_.info("IPV6_RECVTCLASS not available ({}): received traffic classes read as 0",
+                      std::strerror(errno));
+        if (::setsockopt(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &on, sizeof on) < 0)
+            log_.info("IPV6_RECVHOPLIMIT not available ({}): received hop limits read as 64",
+                      std::strerror(errno));
+        if (::setsockopt(fd, IPPROTO_IPV6, IPV6_FLOWINFO, &on, sizeof on) < 0)
+            log_.info("IPV6_FLOWINFO not available ({}): received flow labels read as 0",
+                      std::strerror(errno));
+        // Linux Soft-RoCE sends UDP checksum 0 over IPv6 too (rxe_net.c's prepare_udp_hdr), which
+        // RFC 8200 allows tunnels (RFC 6936) and a plain socket drops: the ICRC covers the
+        // payload instead.
+        if (::setsockopt(fd, IPPROTO_UDP, UDP_NO_CHECK6_RX, &on, sizeof on) < 0)
+            log_.info("UDP_NO_CHECK6_RX not available ({}): peers that send UDP checksum 0 over "
+                      "IPv6 (Soft-RoCE) are not heard",
+                      std::strerror(errno));
+        return;
+    }
+    // DF set and IP ID 0 on every packet, so the ICRC (which covers the IP header) is known.
+    int pmtu = IP_PMTUDISC_DO;
+    ::setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
     // Each packet's TOS byte in a control message: the traffic class a UD receive's GRH shows.
-    if (::setsockopt(sock_.native_handle(), IPPROTO_IP, IP_RECVTOS, &on, sizeof on) < 0)
+    if (::setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &on, sizeof on) < 0)
         log_.info("IP_RECVTOS not available ({}): received traffic classes read as 0",
                   std::strerror(errno));
     // And its TTL, so that the capture shows received headers as they came.
-    if (::setsockopt(sock_.native_handle(), IPPROTO_IP, IP_RECVTTL, &on, sizeof on) < 0)
+    if (::setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &on, sizeof on) < 0)
         log_.info("IP_RECVTTL not available ({}): the capture shows TTL 64 for received packets",
                   std::strerror(errno));
 }
@@ -122,8 +171,8 @@ void UdpLink::wait_readable() {
 bool UdpLink::receive_batch() {
     mmsghdr msgs[kBatch];
     iovec iovs[kBatch];
-    sockaddr_in from[kBatch];
-    alignas(cmsghdr) char control[kBatch][3 * CMSG_SPACE(sizeof(int))];
+    sockaddr_storage from[kBatch];
+    alignas(cmsghdr) char control[kBatch][4 * CMSG_SPACE(sizeof(int))];
     for (int i = 0; i < kBatch; ++i) {
         iovs[i] = {rx_buffers_.data() + i * kBufferSize, kBufferSize};
         msgs[i] = {};
@@ -138,36 +187,45 @@ bool UdpLink::receive_batch() {
     if (n <= 0) return false;
     for (int i = 0; i < n; ++i) {
         size_t segment = 0;
-        uint8_t tos = 0;
-        uint8_t ttl = 64;
+        IpFields ip;
         msghdr& h = msgs[i].msg_hdr;
         for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
+            int value = 0;
             if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
-                int size;
-                std::memcpy(&size, CMSG_DATA(c), sizeof size);
-                segment = size > 0 ? static_cast<size_t>(size) : 0;
+                std::memcpy(&value, CMSG_DATA(c), sizeof value);
+                segment = value > 0 ? static_cast<size_t>(value) : 0;
             } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
-                std::memcpy(&tos, CMSG_DATA(c), 1); // GRO joins only packets of one TOS
-            } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) {
-                int value;
-                std::memcpy(&value, CMSG_DATA(c), sizeof value); // and of one TTL
-                ttl = static_cast<uint8_t>(value);
+                std::memcpy(&ip.tos, CMSG_DATA(c), 1); // GRO joins only packets of one TOS
+            } else if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) ||
+                       (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT)) {
+                std::memcpy(&value, CMSG_DATA(c), sizeof value); // and of one TTL (hop limit)
+                ip.ttl = static_cast<uint8_t>(value);
+            } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
+                std::memcpy(&value, CMSG_DATA(c), sizeof value);
+                ip.tos = static_cast<uint8_t>(value);
+            } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_FLOWINFO) {
+                uint32_t flowinfo; // network order: traffic class and flow label
+                std::memcpy(&flowinfo, CMSG_DATA(c), sizeof flowinfo);
+                ip.flow_label = ntohl(flowinfo) & 0xFFFFF;
             }
         }
-        receive_datagram(from[i], static_cast<uint8_t*>(iovs[i].iov_base), msgs[i].msg_len, segment,
-                         tos, ttl);
+        auto sender =
+            emu::wire::from_sockaddr(reinterpret_cast<const sockaddr*>(&from[i]), h.msg_namelen);
+        if (!sender) continue; // not of an IP family: nothing a socket of ours receives
+        receive_datagram(*sender, static_cast<uint8_t*>(iovs[i].iov_base), msgs[i].msg_len, segment,
+                         ip);
     }
     return n == kBatch;
 }
 
 // One UDP datagram: one packet, or a GRO datagram of packets of `segment` bytes each (the last
 // may be shorter).
-void UdpLink::receive_datagram(const sockaddr_in& from, uint8_t* data, size_t len, size_t segment,
-                               uint8_t tos, uint8_t ttl) {
+void UdpLink::receive_datagram(const IpEndpoint& from, uint8_t* data, size_t len, size_t segment,
+                               const IpFields& ip) {
     ++counters_.rx_datagrams;
-    if (segment == 0 || segment >= len) return receive_one(from, data, len, tos, ttl);
+    if (segment == 0 || segment >= len) return receive_one(from, data, len, ip);
     for (size_t at = 0; at < len; at += segment)
-        receive_one(from, data + at, std::min(segment, len - at), tos, ttl);
+        receive_one(from, data + at, std::min(segment, len - at), ip);
 }
 
 // The FORCE options need CAP_NET_ADMIN; without it the plain ones give what the sysctl allows,
@@ -185,14 +243,24 @@ void UdpLink::deep_buffer(int force_opt, int opt, const char* which, const char*
               which, got / 1024, size / 1024, std::strerror(err), sysctl);
 }
 
-bool UdpLink::in_set(uint32_t addr) const {
+bool UdpLink::in_set(const emu::wire::IpAddress& addr) const {
     return std::find(hosts_.begin(), hosts_.end(), addr) != hosts_.end();
 }
 
-std::optional<uint16_t> UdpLink::verify_icrc(uint32_t src, uint32_t dst, uint16_t src_port,
+emu::wire::IpAddress UdpLink::group_address(const uint8_t* mgid) const {
+    return emu::wire::multicast_group_address(mgid, ipv6_);
+}
+
+std::optional<uint16_t> UdpLink::verify_icrc(const emu::wire::IpAddress& src,
+                                             const emu::wire::IpAddress& dst, uint16_t src_port,
                                              const uint8_t* data, size_t len) const {
     namespace wire = emu::wire;
-    wire::Ipv4Flow flow{src, dst, src_port, port_};
+    // Over IPv6 the ICRC is checked whole: every field it covers is known.
+    if (ipv6_) {
+        if (wire::icrc_ok(wire::IpFlow{src, dst, src_port, port_}, data, len)) return 0;
+        return std::nullopt;
+    }
+    wire::Ipv4Flow flow{src.ipv4(), dst.ipv4(), src_port, port_};
     if (wire::icrc_ok(flow, data, len)) return 0;
     // The set's hosts send ID 0 (our DF sockets): for them the check stays whole. Another
     // peer's ID is not visible from a UDP socket (icrc_ipv4_id.h): find it, if the policy says.
@@ -200,8 +268,7 @@ std::optional<uint16_t> UdpLink::verify_icrc(uint32_t src, uint32_t dst, uint16_
     return wire::recover_ipv4_id(flow, data, len);
 }
 
-void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len, uint8_t tos,
-                          uint8_t ttl) {
+void UdpLink::receive_one(const IpEndpoint& from, uint8_t* data, size_t len, IpFields ip) {
     namespace wire = emu::wire;
     ++counters_.rx_packets;
     counters_.rx_bytes += len;
@@ -212,23 +279,24 @@ void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len, ui
     wire::TrailerResult t = wire::split_mcast_trailer(data, len, &mgid, &inner);
     if (t == wire::TrailerResult::Truncated || t == wire::TrailerResult::BadGroup) {
         if (pcap_.is_open())
-            capture(from, endpoint(local_.s_addr, port_), data, len, nullptr,
-                    std::string("rdmaemu: ") + wire::describe(t) + ": dropped by this NIC");
+            capture(from, self(), data, len, nullptr,
+                    std::string("rdmaemu: ") + wire::describe(t) + ": dropped by this NIC", ip);
         ++counters_.mcast.malformed;
-        log_.debug("dropped packet from {}: {}", inet_ntoa(from.sin_addr), wire::describe(t));
+        log_.debug("dropped packet from {}: {}", from.addr.text(), wire::describe(t));
         return;
     }
-    uint32_t ip_dst = mgid ? wire::multicast_ipv4(mgid) : local_.s_addr;
+    const wire::IpAddress ip_dst = mgid ? group_address(mgid) : local_;
     std::optional<uint16_t> ip_id;
-    if (inner >= wire::kIcrcLength)
-        ip_id = verify_icrc(from.sin_addr.s_addr, ip_dst, ntohs(from.sin_port), data, inner);
+    if (inner >= wire::kIcrcLength) ip_id = verify_icrc(from.addr, ip_dst, from.port, data, inner);
     const bool icrc_good = ip_id.has_value();
     if (ip_id && *ip_id) ++counters_.icrc_ipv4_id_recovered;
     if (pcap_.is_open()) {
         uint8_t mac[6];
         if (mgid) wire::multicast_mac(mgid, mac);
         // The header as it came: TOS and TTL from the socket, the ID from the ICRC.
-        std::string comment(icrc_good ? std::string_view{} : kIcrcDropComment);
+        std::string comment(icrc_good ? std::string_view{}
+                            : ipv6_   ? kIcrcDropCommentIpv6
+                                      : kIcrcDropComment);
         if (ip_id && *ip_id) {
             char note[128];
             std::snprintf(note, sizeof note,
@@ -237,20 +305,19 @@ void UdpLink::receive_one(const sockaddr_in& from, uint8_t* data, size_t len, ui
                           *ip_id);
             comment = note;
         }
-        capture(from, endpoint(ip_dst, port_), data, inner, mgid ? mac : nullptr, comment,
-                {tos, ip_id.value_or(0), ttl});
+        ip.id = ip_id.value_or(0);
+        capture(from, {ip_dst, port_}, data, inner, mgid ? mac : nullptr, comment, ip);
     }
     if (!icrc_good) {
         ++counters_.icrc_errors; // rxe drops these too, silently
         return;
     }
     if (hw_) hw_->add(HwCounter::RcvdPkts);
-    on_packet_(from, data, inner, mgid, tos);
+    on_packet_(from, data, inner, mgid, ip);
 }
 
-void UdpLink::capture(const sockaddr_in& src, const sockaddr_in& dst, const uint8_t* data,
-                      size_t len, const uint8_t* dst_mac, std::string_view comment,
-                      const Ipv4Fields& ip) {
+void UdpLink::capture(const IpEndpoint& src, const IpEndpoint& dst, const uint8_t* data, size_t len,
+                      const uint8_t* dst_mac, std::string_view comment, const IpFields& ip) {
     if (!pcap_.is_open()) return;
     pcap_.write_udp(src, dst, {data, len}, PcapWriter::now(), dst_mac, comment, ip);
     end_turn_later();
@@ -269,22 +336,23 @@ void UdpLink::end_turn_later() {
     });
 }
 
-void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool captured,
+void UdpLink::write(const IpEndpoint& dst, const uint8_t* data, size_t len, bool captured,
                     std::string_view comment, uint8_t tos) {
     flush(); // the burst's packets went first
     iovec iov{const_cast<uint8_t*>(data), len};
+    sockaddr_storage name;
     msghdr m{};
-    m.msg_name = const_cast<sockaddr_in*>(&dst);
-    m.msg_namelen = sizeof dst;
+    m.msg_name = &name;
+    m.msg_namelen = emu::wire::to_sockaddr(dst, name);
     m.msg_iov = &iov;
     m.msg_iovlen = 1;
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    if (tos) { // this packet's TOS byte, the socket's (0) for the others
+    if (tos) { // this packet's TOS byte (traffic class), the socket's (0) for the others
         m.msg_control = control;
         m.msg_controllen = sizeof control;
         cmsghdr* c = CMSG_FIRSTHDR(&m);
-        c->cmsg_level = IPPROTO_IP;
-        c->cmsg_type = IP_TOS;
+        c->cmsg_level = ipv6_ ? IPPROTO_IPV6 : IPPROTO_IP;
+        c->cmsg_type = ipv6_ ? IPV6_TCLASS : IP_TOS;
         c->cmsg_len = CMSG_LEN(sizeof(int));
         int value = tos;
         std::memcpy(CMSG_DATA(c), &value, sizeof value);
@@ -294,13 +362,13 @@ void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, boo
         // A full socket buffer loses the packet, as a congested link would; the transport
         // recovers it.
         const int err = errno;
-        log_.debug("send to {} failed: {}", inet_ntoa(dst.sin_addr), std::strerror(err));
+        log_.debug("send to {} failed: {}", dst.addr.text(), std::strerror(err));
         if (hw_) hw_->add(HwCounter::SendErr);
         if (captured && pcap_.is_open()) {
             std::string why(comment);
             add_comment(why, std::string("rdmaemu: lost: the kernel refused it (") +
                                  std::strerror(err) + "), as a congested link would");
-            capture(endpoint(local_.s_addr, port_), dst, data, len, nullptr, why);
+            capture(self(), dst, data, len, nullptr, why);
         }
         return;
     }
@@ -309,7 +377,7 @@ void UdpLink::write(const sockaddr_in& dst, const uint8_t* data, size_t len, boo
     ++counters_.tx_datagrams;
     counters_.tx_bytes += len;
     if (captured && pcap_.is_open())
-        capture(endpoint(local_.s_addr, port_), dst, data, len, nullptr, comment, {tos, 0, 64});
+        capture(self(), dst, data, len, nullptr, comment, {tos, 0, 64, 0});
 }
 
 uint8_t* UdpLink::packet_buffer() {
@@ -338,15 +406,15 @@ void UdpLink::flush() {
 }
 
 // Queues one packet with the burst; the burst goes when this turn of the event loop ends.
-void UdpLink::queue(const sockaddr_in& dst, const uint8_t* data, size_t len) {
+void UdpLink::queue(const IpEndpoint& dst, const uint8_t* data, size_t len) {
     uint8_t* slot = packet_buffer();
     if (slot != data) std::memcpy(slot, data, len);
     // Only the set's hosts take a GSO datagram whole (UDP_GRO); any other peer gets each packet
     // as its own datagram, with IP ID 0 as its ICRC says (tx_burst.h).
-    burst_.commit(dst.sin_addr.s_addr, len, !in_set(dst.sin_addr.s_addr));
+    burst_.commit(dst.addr, len, !in_set(dst.addr));
     ++counters_.tx_packets;
     counters_.tx_bytes += len;
-    if (pcap_.is_open()) capture(endpoint(local_.s_addr, port_), dst, data, len);
+    if (pcap_.is_open()) capture(self(), dst, data, len);
     end_turn_later();
 }
 
@@ -354,19 +422,21 @@ void UdpLink::queue(const sockaddr_in& dst, const uint8_t* data, size_t len) {
 // compute or check, as they never reach a wire.
 void UdpLink::deliver_looped() {
     if (loopback_.empty()) return;
-    const sockaddr_in self = endpoint(local_.s_addr, port_);
+    const IpEndpoint me = self();
     loopback_.deliver_all([&](uint8_t* data, size_t len, uint8_t tos) {
         ++counters_.rx_packets;
         counters_.rx_bytes += len;
         if (hw_) hw_->add(HwCounter::RcvdPkts);
-        on_packet_(self, data, len, nullptr, tos);
+        IpFields ip;
+        ip.tos = tos;
+        on_packet_(me, data, len, nullptr, ip);
     });
 }
 
-void UdpLink::send(uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tos) {
+void UdpLink::send(const emu::wire::IpAddress& dst_addr, uint8_t* packet, size_t len, uint8_t tos) {
     // To this host itself: turned around inside, unless the faults or the capture must see it
     // on the link (then it crosses the socket like any other, byte for byte).
-    if (dst_addr == local_.s_addr && !faulty_ && !pcap_.is_open()) {
+    if (dst_addr == local_ && !faulty_ && !pcap_.is_open()) {
         loopback_.push(packet, len, tos);
         ++counters_.tx_packets;
         ++counters_.loopback_packets;
@@ -374,9 +444,9 @@ void UdpLink::send(uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tos) 
         if (hw_) hw_->add(HwCounter::SentPkts);
         return end_turn_later();
     }
-    sockaddr_in dst = endpoint(dst_addr, port_);
-    emu::wire::Ipv4Flow flow{local_.s_addr, dst_addr, port_, port_};
-    emu::wire::finish_icrc(flow, packet, len); // the TOS byte is masked: it does not change
+    const IpEndpoint dst{dst_addr, port_};
+    // The TOS byte (traffic class) is masked: it does not change the ICRC.
+    emu::wire::finish_icrc(emu::wire::IpFlow{local_, dst_addr, port_, port_}, packet, len);
     if (faulty_) return send_faulty(dst, packet, len, false, tos);
     if (!tos) return queue(dst, packet, len);
     // The burst's datagrams share the socket's TOS (0): this packet goes on its own.
@@ -386,36 +456,34 @@ void UdpLink::send(uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tos) 
 
 void UdpLink::send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len, uint8_t tos) {
     namespace wire = emu::wire;
-    const uint32_t group = wire::multicast_ipv4(mgid);
-    wire::Ipv4Flow flow{local_.s_addr, group, port_, port_};
-    wire::finish_icrc(flow, packet, len);
+    const wire::IpAddress group = group_address(mgid);
+    wire::finish_icrc(wire::IpFlow{local_, group, port_, port_}, packet, len);
     if (pcap_.is_open()) { // once, as the NIC sends it: to the group, without the trailer
         uint8_t mac[6];
         wire::multicast_mac(mgid, mac);
-        capture(endpoint(local_.s_addr, port_), endpoint(group, port_), packet, len, mac);
+        capture(self(), {group, port_}, packet, len, mac);
     }
     // The fabric's replication: one copy per host, the group in the trailer.
     std::vector<uint8_t> copy(len + wire::kMcastTrailerLength);
     std::memcpy(copy.data(), packet, len);
     wire::put_mcast_trailer(mgid, copy.data() + len);
-    for (uint32_t host : hosts_) {
+    for (const wire::IpAddress& host : hosts_) {
         if (!faulty_) {
-            write(endpoint(host, port_), copy.data(), copy.size(), false, {}, tos);
+            write({host, port_}, copy.data(), copy.size(), false, {}, tos);
             continue;
         }
         std::vector<uint8_t> mine = copy; // faults may corrupt it
-        send_faulty(endpoint(host, port_), mine.data(), mine.size(), true, tos);
+        send_faulty({host, port_}, mine.data(), mine.size(), true, tos);
     }
 }
 
-void UdpLink::send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, bool mcast_copy,
+void UdpLink::send_faulty(const IpEndpoint& dst, uint8_t* packet, size_t len, bool mcast_copy,
                           uint8_t tos) {
     FaultInjector::Decision d = faults_.decide();
     const bool captured = !mcast_copy && pcap_.is_open();
     if (d.drop) {
         ++counters_.fault_drops;
-        if (captured)
-            capture(endpoint(local_.s_addr, port_), dst, packet, len, nullptr, kDropComment);
+        if (captured) capture(self(), dst, packet, len, nullptr, kDropComment);
         return;
     }
     std::string damage; // what both copies of a duplicated packet share

@@ -9,11 +9,17 @@
 // packets (UDP_GRO gives the segment size). It is also the fabric's multicast replication: a packet
 // to a multicast group goes to every host of the set (this one included) with the group in a
 // trailer (emu/wire/multicast.h), which the receiving link strips.
+//
+// The host's address is IPv4 or IPv6, and so is its socket (roce_port.h): every address the link
+// is given (the set's hosts, a packet's destination) is of that family. Over IPv6 the ICRC is
+// checked whole for every peer: no header field it covers is hidden from a UDP socket.
 #pragma once
 
 #include "diag/hw_counters.h"
+#include "emu/wire/ip_address.h"
 #include "fault_injector.h"
 #include "icrc_policy.h"
+#include "ip_fields.h"
 #include "link_counters.h"
 #include "loopback_queue.h"
 #include "pcap_writer.h"
@@ -38,16 +44,18 @@ namespace nicsim {
 class UdpLink {
   public:
     // (source address and port, the UDP payload BTH .. ICRC, and for a multicast packet the
-    // group's MGID (16 bytes; nullptr for unicast), and the IP header's TOS byte (the sender's
-    // traffic class). The multicast trailer is already stripped.
-    using Receiver = std::function<void(const sockaddr_in& from, uint8_t* data, size_t len,
-                                        const uint8_t* mgid, uint8_t tos)>;
+    // group's MGID (16 bytes; nullptr for unicast), and the IP header's fields as far as the
+    // socket showed them (the sender's traffic class; TTL or hop limit; the IPv6 flow label).
+    // The multicast trailer is already stripped.
+    using Receiver = std::function<void(const emu::wire::IpEndpoint& from, uint8_t* data,
+                                        size_t len, const uint8_t* mgid, const IpFields& ip)>;
 
-    // `hosts`: the addresses (network order) of every host of the set, where multicast packets
-    // go; this host is added when missing. `pcap`: the capture, opened or not.
-    UdpLink(boost::asio::io_context& io, UniqueFd sock, in_addr local, uint16_t port,
-            const FaultConfig& faults, PcapWriter pcap, spdlog::logger& log,
-            std::vector<uint32_t> hosts = {});
+    // `sock`: bound to `local`, of its family. `hosts`: the addresses of every host of the set,
+    // where multicast packets go; this host is added when missing. `pcap`: the capture, opened
+    // or not.
+    UdpLink(boost::asio::io_context& io, UniqueFd sock, const emu::wire::IpAddress& local,
+            uint16_t port, const FaultConfig& faults, PcapWriter pcap, spdlog::logger& log,
+            std::vector<emu::wire::IpAddress> hosts = {});
     ~UdpLink();
 
     void start(Receiver on_packet);
@@ -55,19 +63,24 @@ class UdpLink {
     // and then handed to send() is not copied.
     uint8_t* packet_buffer();
     // Sends `len` bytes (BTH .. pad, then 4 bytes for the ICRC this fills in) to dst:port, with
-    // the rest of this turn's burst. `tos`: the IP header's TOS byte (the GRH traffic class of
-    // RoCE v2); a packet with one other than 0 goes out on its own, after the burst.
-    void send(uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tos = 0);
+    // the rest of this turn's burst. `tos`: the IP header's TOS byte or IPv6 traffic class (the
+    // GRH traffic class of RoCE v2); a packet with one other than 0 goes out on its own, after
+    // the burst.
+    void send(const emu::wire::IpAddress& dst_addr, uint8_t* packet, size_t len, uint8_t tos = 0);
     // Hands the burst to the kernel now (it also goes when the event loop's turn ends).
     void flush();
     // Sends `len` bytes (as send) to the multicast group `mgid` (16 bytes): the ICRC as for a
-    // packet to the group's IPv4 address, captured once, then one copy with the trailer to
-    // every host of the set.
+    // packet to the group's IP address (group_address()), captured once, then one copy with the
+    // trailer to every host of the set.
     void send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len, uint8_t tos = 0);
-    const std::vector<uint32_t>& hosts() const { return hosts_; }
+    const std::vector<emu::wire::IpAddress>& hosts() const { return hosts_; }
+    const emu::wire::IpAddress& local() const { return local_; }
     uint16_t port() const { return port_; } // the UDP port every host of the set sends from
-    // Whether `addr` (network order) is a host of this set (sends from port(), IP ID 0).
-    bool in_set(uint32_t addr) const;
+    // Whether `addr` is a host of this set (sends from port(), IP ID 0).
+    bool in_set(const emu::wire::IpAddress& addr) const;
+    // The IP destination of a packet to the multicast group `mgid` on this host's network: over
+    // IPv6 the MGID itself, over IPv4 the group's IPv4 address (emu/wire/multicast.h).
+    emu::wire::IpAddress group_address(const uint8_t* mgid) const;
     const LinkCounters& counters() const { return counters_; }
     LinkCounters& counters() { return counters_; }
     // IPv4 packets whose ICRC is wrong for IP ID 0 (icrc_policy.h). Recover by default.
@@ -79,8 +92,9 @@ class UdpLink {
   private:
     // Asks for 8 MiB socket buffers (`force_opt`), else what `opt` may give, and says so.
     void deep_buffer(int force_opt, int opt, const char* which, const char* sysctl);
+    using IpEndpoint = emu::wire::IpEndpoint;
     struct Outgoing {
-        sockaddr_in dst{};
+        IpEndpoint dst{};
         std::vector<uint8_t> bytes;
         bool capture = true; // false: a multicast copy, captured once before replication
         std::string comment; // what the fault injector did to it, for the capture
@@ -89,30 +103,32 @@ class UdpLink {
     void wait_readable();
     // Receives until the socket is empty or a turn's budget is spent; false when it is empty.
     bool receive_batch();
-    // `tos`, `ttl`: the IP header's, from the socket's control messages.
-    void receive_datagram(const sockaddr_in& from, uint8_t* data, size_t len, size_t segment,
-                          uint8_t tos, uint8_t ttl);
-    void receive_one(const sockaddr_in& from, uint8_t* data, size_t len, uint8_t tos, uint8_t ttl);
-    // The IP ID the packet was sent with, when its ICRC says (0 for the set's own hosts), or
-    // nothing: the ICRC is wrong.
-    std::optional<uint16_t> verify_icrc(uint32_t src, uint32_t dst, uint16_t src_port,
+    // `ip`: the IP header's fields, from the socket's control messages.
+    void receive_datagram(const IpEndpoint& from, uint8_t* data, size_t len, size_t segment,
+                          const IpFields& ip);
+    void receive_one(const IpEndpoint& from, uint8_t* data, size_t len, IpFields ip);
+    // The IP ID the packet was sent with, when its ICRC says (0 for the set's own hosts and for
+    // IPv6, which has none), or nothing: the ICRC is wrong.
+    std::optional<uint16_t> verify_icrc(const emu::wire::IpAddress& src,
+                                        const emu::wire::IpAddress& dst, uint16_t src_port,
                                         const uint8_t* data, size_t len) const;
 
-    void write(const sockaddr_in& dst, const uint8_t* data, size_t len, bool capture = true,
+    void write(const IpEndpoint& dst, const uint8_t* data, size_t len, bool capture = true,
                std::string_view comment = {}, uint8_t tos = 0);
     // Captures one packet; what one turn of the event loop captured reaches the file when the
     // turn ends (a reader sees it at once; a killed daemon's capture ends at its last turn).
-    void capture(const sockaddr_in& src, const sockaddr_in& dst, const uint8_t* data, size_t len,
+    void capture(const IpEndpoint& src, const IpEndpoint& dst, const uint8_t* data, size_t len,
                  const uint8_t* dst_mac = nullptr, std::string_view comment = {},
-                 const Ipv4Fields& ip = {});
+                 const IpFields& ip = {});
+    IpEndpoint self() const { return {local_, port_}; }
     // Posts the end of this turn of the event loop, once: the burst goes out, the capture to
     // its file.
     void end_turn_later();
     void deliver_looped();
-    void queue(const sockaddr_in& dst, const uint8_t* data, size_t len);
+    void queue(const IpEndpoint& dst, const uint8_t* data, size_t len);
     // `mcast_copy`: a multicast copy with its trailer (not captured; corruption spares the
     // trailer).
-    void send_faulty(const sockaddr_in& dst, uint8_t* packet, size_t len, bool mcast_copy = false,
+    void send_faulty(const IpEndpoint& dst, uint8_t* packet, size_t len, bool mcast_copy = false,
                      uint8_t tos = 0);
     void arm_reorder_flush();
     // Sends the packet the reorder buffer holds, if any; `why` goes to its capture comment.
@@ -120,9 +136,10 @@ class UdpLink {
 
     boost::asio::io_context& io_;
     boost::asio::posix::stream_descriptor sock_;
-    in_addr local_;
+    emu::wire::IpAddress local_;
+    bool ipv6_;     // the host's family, and its socket's
     uint16_t port_; // every host of a set uses the same one
-    std::vector<uint32_t> hosts_;
+    std::vector<emu::wire::IpAddress> hosts_;
     spdlog::logger& log_;
     Receiver on_packet_;
     FaultInjector faults_;

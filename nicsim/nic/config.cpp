@@ -5,7 +5,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <arpa/inet.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -31,15 +30,24 @@ std::optional<unsigned long long> whole_number(const std::string& v) {
     return n;
 }
 
-Take ipv4_list(std::vector<uint32_t>& out) {
+// A host's address: IPv4 or IPv6, unicast, not link-local (emu/wire/ip_address.h).
+std::string host_address(const std::string& value, emu::wire::IpAddress& out) {
+    auto a = emu::wire::IpAddress::parse(value);
+    if (!a) return "not an IPv4 or IPv6 address: " + value;
+    if (std::string why = emu::wire::host_address_fault(*a); !why.empty()) return why;
+    out = *a;
+    return "";
+}
+
+Take address_list(std::vector<emu::wire::IpAddress>& out) {
     return [&out](const std::string& value) -> std::string {
         out.clear();
         for (size_t at = 0;;) {
             size_t comma = value.find(',', at);
             std::string one = value.substr(at, comma == value.npos ? value.npos : comma - at);
-            in_addr a{};
-            if (inet_pton(AF_INET, one.c_str(), &a) != 1) return "not an IPv4 address: " + one;
-            out.push_back(a.s_addr);
+            emu::wire::IpAddress a;
+            if (std::string why = host_address(one, a); !why.empty()) return why;
+            out.push_back(a);
             if (comma == value.npos) return "";
             at = comma + 1;
         }
@@ -72,11 +80,8 @@ struct OptionDef {
 
 std::vector<OptionDef> options(Config& c) {
     return {
-        {"--address", "A.B.C.D", "this host's IPv4 address",
-         [&c](const std::string& v) -> std::string {
-             return inet_pton(AF_INET, v.c_str(), &c.address) == 1 ? ""
-                                                                   : "not an IPv4 address: " + v;
-         }},
+        {"--address", "ADDRESS", "this host's IPv4 or IPv6 address",
+         [&c](const std::string& v) -> std::string { return host_address(v, c.address); }},
         {"--socket", "PATH", "the control socket", text(c.socket_path)},
         {"--log-file", "PATH", "the log", text(c.log_file)},
         {"--name", "NAME", "the device's name (default emu0)",
@@ -139,8 +144,8 @@ std::vector<OptionDef> options(Config& c) {
              c.max_per_process = *shares;
              return "";
          }},
-        {"--peers", "A.B.C.D,...", "every host of the set (multicast, rdma_cm)",
-         ipv4_list(c.hosts)},
+        {"--peers", "ADDRESS,...", "every host of the set (multicast, rdma_cm)",
+         address_list(c.hosts)},
         {"--diag-dir", "DIR", "where the set's NICs tell each other why", text(c.diag_dir)},
         {"--cm-response-timeout", "T", "rdma_cm: 4.096 us * 2^T for an answer, 0..31 (default 20)",
          [&c](const std::string& v) -> std::string {
@@ -207,6 +212,14 @@ std::optional<Config> parse_args(int argc, char** argv, int* exit_status) {
     }
     try {
         app.parse(argc, argv);
+        // One family per set: a host's socket speaks its address's (net/roce_port.h).
+        for (const emu::wire::IpAddress& peer : c.hosts)
+            if (peer.is_ipv4() != c.address.is_ipv4())
+                throw CLI::ValidationError("--peers", peer.text() + " is " +
+                                                          (peer.is_ipv4() ? "IPv4" : "IPv6") +
+                                                          " and --address " + c.address.text() +
+                                                          " is not: the hosts of "
+                                                          "a set are all IPv4 or all IPv6");
     } catch (const CLI::CallForHelp&) {
         std::printf("%s", app.help().c_str());
         if (exit_status) *exit_status = 0;

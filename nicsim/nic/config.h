@@ -6,6 +6,7 @@
 #include "net/pcap_writer.h"
 
 #include "emu/share_limits.h"
+#include "emu/wire/ip_address.h"
 
 #include <cstdint>
 #include <netinet/in.h>
@@ -18,7 +19,8 @@ namespace nicsim {
 
 struct Config {
     std::string device_name = "emu0";
-    in_addr address{};       // the host's IPv4 address; its GID is ::ffff:<address>
+    // The host's address, IPv4 or IPv6: its GID is the address (::ffff:a.b.c.d for IPv4).
+    emu::wire::IpAddress address;
     std::string socket_path; // control socket
     std::string log_file;
     std::string log_level = "info";
@@ -41,9 +43,9 @@ struct Config {
     std::vector<uid_t> allowed_uids;
     // --max-per-process: QPs, CQs, MRs and contexts one process may hold (process_shares.h).
     emu::ShareLimits max_per_process;
-    // --peers: every host of the set (network order; this one may be among them), where the
-    // fabric delivers multicast packets. Empty: this host only.
-    std::vector<uint32_t> hosts;
+    // --peers: every host of the set (this one may be among them), of the address's family, where
+    // the fabric delivers multicast packets. Empty: this host only.
+    std::vector<emu::wire::IpAddress> hosts;
     // --diag-dir: the set's directory, where each NIC's socket for the peers' reasons lies
     // (diag/peer_reasons.h). Empty: refusals reach peers as their NAK codes alone.
     std::string diag_dir;

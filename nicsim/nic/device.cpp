@@ -2,31 +2,45 @@
 
 #include "nic/device_limits.h"
 
-#include <arpa/inet.h>
 #include <cstring>
 #include <endian.h>
 
 namespace nicsim {
 
 Device::Device(const Config& config) : config_(config) {
-    uint8_t ip[4];
-    std::memcpy(ip, &config_.address.s_addr, 4);
-    // EUI-64 from the locally administered MAC 02:52:ip0:ip1:ip2:ip3 (ff:fe in the middle).
+    // The MAC 02:52 and the address's last four bytes (the IPv4 address itself): locally
+    // administered, unicast. The node GUID is its EUI-64 (ff:fe in the middle).
+    const uint8_t* ip = config_.address.data() + 12;
     uint8_t eui[8] = {0x02, 0x52, ip[0], 0xff, 0xfe, ip[1], ip[2], ip[3]};
     std::memcpy(&node_guid_, eui, 8);
-    gid_.raw[10] = 0xff;
-    gid_.raw[11] = 0xff;
-    std::memcpy(&gid_.raw[12], ip, 4);
+    // RoCE v2: the GID is the address, IPv4 as ::ffff:a.b.c.d.
+    GidEntry own{};
+    std::memcpy(own.gid.raw, config_.address.data(), 16);
+    own.usable = true;
+    gids_.push_back(own);
+    if (config_.address.is_ipv4()) return;
+    // The interface's link-local address as addrconf makes it from the MAC (RFC 4291 2.5.1,
+    // appendix A: the EUI-64 with the universal/local bit inverted): fe80::52:xxff:fexx:xxxx.
+    GidEntry link_local{};
+    link_local.gid.raw[0] = 0xfe;
+    link_local.gid.raw[1] = 0x80;
+    std::memcpy(link_local.gid.raw + 8, eui, 8);
+    link_local.gid.raw[8] ^= 0x02;
+    link_local.usable = false;
+    gids_.push_back(link_local);
+}
+
+std::optional<Device::GidEntry> Device::gid_entry(uint32_t index) const {
+    if (index >= gids_.size()) return std::nullopt;
+    return gids_[index];
 }
 
 std::string Device::address_string() const {
-    char buf[INET_ADDRSTRLEN];
-    inet_ntop(AF_INET, &config_.address, buf, sizeof buf);
-    return buf;
+    return config_.address.text();
 }
 
 std::string Device::gid_string() const {
-    return "::ffff:" + address_string();
+    return config_.address.gid_text();
 }
 
 ibv_mtu Device::active_mtu() const {

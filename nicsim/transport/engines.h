@@ -70,7 +70,7 @@ uint32_t window_of(TransportEnv& env, const Qp& qp);
 void count_drop(TransportEnv& env, Qp& qp, uint64_t DropCounters::*which);
 
 uint32_t mtu_bytes(const Qp& qp);
-uint32_t dest_addr(const Qp& qp); // the peer's IPv4 address (network order) from its GID
+emu::wire::IpAddress dest_addr(const Qp& qp); // the peer's address: its GID
 // Builds and sends one packet of `qp` to its peer; payload already at buf + header length.
 void send_packet(TransportEnv& env, Qp& qp, emu::wire::Headers& h, uint8_t* buf,
                  size_t payload_len);

@@ -5,7 +5,7 @@
 #include "transport/transport_env.h"
 #include "transport/ud.h"
 
-#include <arpa/inet.h>
+#include "emu/wire/multicast.h"
 
 #include <string>
 
@@ -15,12 +15,6 @@ namespace wire = emu::wire;
 
 namespace {
 constexpr uint32_t kGsiQpn = 1; // IBA 9.6.1.1.1: QP1, the general services interface
-
-std::string ipv4_text(uint32_t addr) {
-    char text[INET_ADDRSTRLEN] = "?";
-    ::inet_ntop(AF_INET, &addr, text, sizeof text);
-    return text;
-}
 } // namespace
 
 PacketRouter::PacketRouter(TransportEnv& env, LinkCounters& counters, uint16_t set_port,
@@ -31,22 +25,22 @@ PacketRouter::PacketRouter(TransportEnv& env, LinkCounters& counters, uint16_t s
 // rxe checks) and the UDP port every host of the set sends from. On one machine the peer's
 // daemon holds that address and port, so no other process can send from them. (A real RoCE v2
 // NIC sends from a varying source port, which receivers ignore; see docs/security.md.)
-bool PacketRouter::from_peer(const Qp& qp, const sockaddr_in& from) const {
-    if (from.sin_addr.s_addr != transport::dest_addr(qp)) return false;
+bool PacketRouter::from_peer(const Qp& qp, const wire::IpEndpoint& from) const {
+    if (from.addr != transport::dest_addr(qp)) return false;
     // A peer outside the set (Linux Soft-RoCE, another machine's RoCE NIC) sends from a port of
     // its own per QP (rxe_net.c: 0xC000 | a hash of the QPNs), which RoCE receivers ignore.
-    return !in_set_(from.sin_addr.s_addr) || ntohs(from.sin_port) == set_port_;
+    return !in_set_(from.addr) || from.port == set_port_;
 }
 
-void PacketRouter::route(const sockaddr_in& from, uint8_t* data, size_t len, const uint8_t* mgid,
-                         uint8_t tos) {
+void PacketRouter::route(const wire::IpEndpoint& from, uint8_t* data, size_t len,
+                         const uint8_t* mgid, const IpFields& ip) {
     wire::Headers h;
     const uint8_t* payload = nullptr;
     size_t payload_len = 0;
     wire::ParseResult r = wire::parse(data, len, h, &payload, &payload_len);
     if (r != wire::ParseResult::Ok) {
         ++counters_.malformed;
-        env_.log().debug("dropped malformed packet from {:#x}: {}", ntohl(from.sin_addr.s_addr),
+        env_.log().debug("dropped malformed packet from {}: {}", from.addr.text(),
                          wire::describe(r));
         return;
     }
@@ -55,7 +49,9 @@ void PacketRouter::route(const sockaddr_in& from, uint8_t* data, size_t len, con
             ++counters_.unknown_qp; // only UD datagrams go to groups
             return;
         }
-        ud::receive_multicast(env_, from.sin_addr.s_addr, mgid, h, payload, payload_len, len, tos);
+        const wire::IpAddress& self = env_.nic().device().config().address;
+        ud::receive_multicast(env_, from.addr, wire::multicast_group_address(mgid, !self.is_ipv4()),
+                              mgid, h, payload, payload_len, len, ip);
         return;
     }
     if (h.dest_qpn == kGsiQpn && gsi_) return gsi_(from, h, payload, payload_len);
@@ -66,8 +62,8 @@ void PacketRouter::route(const sockaddr_in& from, uint8_t* data, size_t len, con
     }
     // Datagrams come from anyone, as on any fabric: the Q_Key is the access check of UD.
     if (qp->type == IBV_QPT_UD && wire::has(h.opcode, wire::kUD)) {
-        ud::receive(env_, *qp, from.sin_addr.s_addr, env_.nic().device().config().address.s_addr, h,
-                    payload, payload_len, len, tos);
+        ud::receive(env_, *qp, from.addr, env_.nic().device().config().address, h, payload,
+                    payload_len, len, ip);
         return;
     }
     // The opcode's transport must be the QP's (rxe makes the same check).
@@ -83,9 +79,9 @@ void PacketRouter::route(const sockaddr_in& from, uint8_t* data, size_t len, con
     }
     if (!from_peer(*qp, from)) {
         transport::count_drop(env_, *qp, &DropCounters::wrong_source);
-        env_.log().debug("qp {:#x}: {} psn {:#x} from {}:{} dropped: the peer is {}:{}", qp->qpn,
-                         wire::opcode_name(h.opcode), h.psn, ipv4_text(from.sin_addr.s_addr),
-                         ntohs(from.sin_port), ipv4_text(transport::dest_addr(*qp)), set_port_);
+        env_.log().debug("qp {:#x}: {} psn {:#x} from {} port {} dropped: the peer is {} port {}",
+                         qp->qpn, wire::opcode_name(h.opcode), h.psn, from.addr.text(), from.port,
+                         transport::dest_addr(*qp).text(), set_port_);
         return;
     }
     transport::receive(env_, *qp, h, payload, payload_len);

@@ -60,10 +60,8 @@ uint32_t mtu_bytes(const Qp& qp) {
     return 128u << static_cast<uint32_t>(qp.attr.path_mtu);
 }
 
-uint32_t dest_addr(const Qp& qp) {
-    uint32_t addr;
-    std::memcpy(&addr, &qp.attr.ah_attr.grh.dgid.raw[12], 4);
-    return addr;
+emu::wire::IpAddress dest_addr(const Qp& qp) {
+    return emu::wire::IpAddress::from_gid(qp.attr.ah_attr.grh.dgid.raw);
 }
 
 void send_packet(TransportEnv& env, Qp& qp, wire::Headers& h, uint8_t* buf, size_t payload_len) {

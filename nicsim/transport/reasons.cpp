@@ -8,8 +8,6 @@
 
 #include <spdlog/fmt/fmt.h>
 
-#include <arpa/inet.h>
-
 namespace nicsim::transport {
 
 uint32_t explain(TransportEnv& env, const Qp& qp, emu::ipc::ReasonKind kind,
@@ -27,10 +25,7 @@ void fail_op(TransportEnv& env, const Qp& qp, SendOp& op, ibv_wc_status status,
 }
 
 std::string peer_of(const Qp& qp) {
-    uint32_t addr = dest_addr(qp);
-    char ip[INET_ADDRSTRLEN] = "?";
-    ::inet_ntop(AF_INET, &addr, ip, sizeof ip);
-    return fmt::format("{} qp {:#x}", ip, qp.attr.dest_qp_num);
+    return fmt::format("{} qp {:#x}", dest_addr(qp).text(), qp.attr.dest_qp_num);
 }
 
 std::string nak_meaning(emu::wire::NakCode code) {

@@ -4,6 +4,7 @@
 
 #include "diag/peer_reasons.h"
 #include "dma/dma_engine.h"
+#include "emu/wire/ip_address.h"
 
 #include <infiniband/verbs.h>
 #include <spdlog/logger.h>
@@ -26,10 +27,10 @@ class TransportEnv {
     // Room for one packet of up to transport::kMaxPacket bytes where the link sends it from: a
     // packet built here and then handed to transmit() is not copied. Valid until the next call.
     virtual uint8_t* packet_buffer() = 0;
-    // Sends one packet (BTH .. pad, with 4 bytes left for the ICRC) to `dst_addr`
-    // (IPv4, network order). The NIC adds the ICRC and the UDP/IP headers; `tclass` is the GRH
-    // traffic class, the IPv4 header's TOS byte in RoCE v2.
-    virtual void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len,
+    // Sends one packet (BTH .. pad, with 4 bytes left for the ICRC) to `dst_addr` (the
+    // destination GID: an address of the host's family). The NIC adds the ICRC and the UDP/IP
+    // headers; `tclass` is the GRH traffic class, the IPv4 TOS byte or IPv6 traffic class.
+    virtual void transmit(Qp& qp, const emu::wire::IpAddress& dst_addr, uint8_t* packet, size_t len,
                           uint8_t tclass) = 0;
     // Sends one UD packet (as transmit) to the multicast group `mgid` (16 bytes): the fabric
     // delivers a copy to every host of the set, this one included.
@@ -45,12 +46,12 @@ class TransportEnv {
     // the id of its reason in the app's reason ring (0: none).
     virtual void async_event(int async_fd, ibv_event_type type, uint32_t handle,
                              uint32_t reason) = 0;
-    // Tells the NIC at `peer_addr` (IPv4, network order) why a request of its QP was refused,
-    // before the NAK goes; and finds what a peer said about a NAK that came (nothing when the
-    // peer is not an emulated host of this set, or said nothing).
-    virtual void tell_peer(uint32_t peer_addr, const PeerReason& reason) = 0;
-    virtual std::optional<PeerReason> peer_reason(uint32_t peer_addr, uint32_t qpn,
-                                                  uint32_t psn) = 0;
+    // Tells the NIC at `peer_addr` why a request of its QP was refused, before the NAK goes;
+    // and finds what a peer said about a NAK that came (nothing when the peer is not an
+    // emulated host of this set, or said nothing).
+    virtual void tell_peer(const emu::wire::IpAddress& peer_addr, const PeerReason& reason) = 0;
+    virtual std::optional<PeerReason> peer_reason(const emu::wire::IpAddress& peer_addr,
+                                                  uint32_t qpn, uint32_t psn) = 0;
     virtual spdlog::logger& log() = 0;
 };
 

@@ -4,6 +4,7 @@
 // that the fabric replicates, and each receiving NIC delivers it to its attached QPs.
 #include "ud.h"
 #include "emu/wire/ipv4_header.h"
+#include "emu/wire/ipv6_header.h"
 #include "emu/wire/multicast.h"
 #include "emu/wire/psn.h"
 #include "memory_access.h"
@@ -28,23 +29,39 @@ constexpr uint32_t kPrivilegedQkeyBit = 0x80000000; // IBA 10.2.4: use the QP's 
 // 2 IPv4. UCX reads it to find the DGID in that area (uct_ud_iface_check_grh); RoCE v2 has no
 // SL on the wire (IBA A17.4.5.1: the CQE carries the network header type instead).
 constexpr uint8_t kRoceV2Udp = 0x8;
+constexpr uint8_t kL3Ipv6 = 0x1;
 constexpr uint8_t kL3Ipv4 = 0x2;
-constexpr uint8_t kRoceV2Ipv4PacketType = kRoceV2Udp | kL3Ipv4;
 
 uint32_t mtu_bytes(TransportEnv& env) {
     return 128u << static_cast<uint32_t>(env.nic().device().active_mtu());
 }
 
-// The 40 bytes a RoCE v2 (IPv4) receive buffer starts with: 20 unused, then the packet's IPv4
-// header, as rxe and mlx5 deliver it; ibv_init_ah_from_wc reads the addresses back from it, and
-// the TOS byte is the sender's traffic class.
-void make_grh(uint8_t* grh, uint32_t src, uint32_t dst, size_t udp_payload_len, uint8_t tos) {
+// The 40 bytes a RoCE v2 receive buffer starts with, as rxe and mlx5 deliver them: over IPv4,
+// 20 unused, then the packet's IPv4 header; over IPv6, the packet's IPv6 header, which has the
+// GRH's layout (IBA A17.4.5.1). ibv_init_ah_from_wc reads the addresses back from it, and the
+// TOS byte (traffic class) is the sender's.
+void make_grh(uint8_t* grh, const wire::IpAddress& src, const wire::IpAddress& dst,
+              size_t udp_payload_len, const IpFields& fields) {
     std::memset(grh, 0, kGrhLength);
+    const auto udp_len = static_cast<uint16_t>(8 + udp_payload_len); // UDP header + payload
+    if (!src.is_ipv4()) {
+        wire::Ipv6Header ip;
+        ip.traffic_class = fields.tos;
+        ip.flow_label = fields.flow_label;
+        ip.hop_limit = fields.ttl;
+        ip.src_addr = src.bytes;
+        ip.dst_addr = dst.bytes;
+        ip.payload_length = udp_len;
+        wire::put_ipv6_header(grh, ip);
+        return;
+    }
     wire::Ipv4Header ip;
-    ip.tos = tos;
-    ip.src_addr = src;
-    ip.dst_addr = dst;
-    ip.payload_length = static_cast<uint16_t>(8 + udp_payload_len); // UDP header + payload
+    ip.tos = fields.tos;
+    ip.id = fields.id;
+    ip.ttl = fields.ttl;
+    ip.src_addr = src.ipv4();
+    ip.dst_addr = dst.ipv4();
+    ip.payload_length = udp_len;
     wire::put_ipv4_header(grh + 20, ip);
 }
 
@@ -82,16 +99,14 @@ ibv_wc_status send(TransportEnv& env, Qp& qp, SendOp& op) {
         env.transmit_multicast(qp, dgid, buf, len, ah->attr.grh.traffic_class);
         return IBV_WC_SUCCESS;
     }
-    uint32_t dst;
-    std::memcpy(&dst, &dgid[12], 4);
     // The AH's traffic class is the IP header's TOS byte (RoCE v2), as rxe and mlx5 send it.
-    env.transmit(qp, dst, buf, len, ah->attr.grh.traffic_class);
+    env.transmit(qp, wire::IpAddress::from_gid(dgid), buf, len, ah->attr.grh.traffic_class);
     return IBV_WC_SUCCESS;
 }
 
-void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
-             const wire::Headers& h, const uint8_t* payload, size_t len, size_t packet_len,
-             uint8_t tos) {
+void receive(TransportEnv& env, Qp& qp, const wire::IpAddress& src_addr,
+             const wire::IpAddress& dst_addr, const wire::Headers& h, const uint8_t* payload,
+             size_t len, size_t packet_len, const IpFields& ip) {
     ++qp.counters.rx_packets;
     qp.counters.rx_bytes += len;
     if (qp.attr.qp_state != IBV_QPS_RTR && qp.attr.qp_state != IBV_QPS_RTS) return;
@@ -115,7 +130,7 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
     wc.qp_num = qp.qpn;
     wc.src_qp = h.deth.src_qpn;
     wc.wc_flags = IBV_WC_GRH;
-    wc.sl = kRoceV2Ipv4PacketType; // hosts have IPv4 addresses only: make_grh's header
+    wc.sl = kRoceV2Udp | (src_addr.is_ipv4() ? kL3Ipv4 : kL3Ipv6); // make_grh's header
     if (h.opcode == wire::opcode::kUdSendOnlyImm) {
         wc.wc_flags |= IBV_WC_WITH_IMM;
         wc.imm_data = h.imm;
@@ -126,7 +141,7 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
     if (wc.status == IBV_WC_SUCCESS) {
         // GRH and payload in one write, as the NIC would scatter them.
         uint8_t buf[kGrhLength + transport::kMaxPacket];
-        make_grh(buf, src_addr, dst_addr, packet_len, tos);
+        make_grh(buf, src_addr, dst_addr, packet_len, ip);
         std::memcpy(buf + kGrhLength, payload, len);
         if (env.dma().write(buffers.local, 0, buf, kGrhLength + len) != 0)
             wc.status = IBV_WC_LOC_PROT_ERR;
@@ -135,9 +150,9 @@ void receive(TransportEnv& env, Qp& qp, uint32_t src_addr, uint32_t dst_addr,
     transport::post_completion(env, *qp.recv_cq, wc, h.se);
 }
 
-void receive_multicast(TransportEnv& env, uint32_t src_addr, const uint8_t* mgid,
-                       const wire::Headers& h, const uint8_t* payload, size_t len,
-                       size_t packet_len, uint8_t tos) {
+void receive_multicast(TransportEnv& env, const wire::IpAddress& src_addr,
+                       const wire::IpAddress& group, const uint8_t* mgid, const wire::Headers& h,
+                       const uint8_t* payload, size_t len, size_t packet_len, const IpFields& ip) {
     Nic& nic = env.nic();
     McastCounters& counters = nic.mcast_counters();
     ++counters.rx_packets;
@@ -146,15 +161,14 @@ void receive_multicast(TransportEnv& env, uint32_t src_addr, const uint8_t* mgid
         ++counters.no_member;
         return;
     }
-    // The packet's IP destination is the group's address: the receive buffer's GRH shows it.
-    const uint32_t dst_addr = wire::multicast_ipv4(mgid);
     // A copy of the list: completions may wake the app, but nothing here changes membership.
     const std::vector<uint32_t> qpns = *members;
     for (uint32_t qpn : qpns) {
         Qp* qp = nic.qp_by_qpn(qpn);
         if (!qp || qp->type != IBV_QPT_UD) continue;
         ++counters.rx_delivered;
-        receive(env, *qp, src_addr, dst_addr, h, payload, len, packet_len, tos);
+        // The packet's IP destination is the group's address: the receive buffer's GRH shows it.
+        receive(env, *qp, src_addr, group, h, payload, len, packet_len, ip);
     }
 }
 

@@ -20,9 +20,9 @@ int query_port(VerbContext& c, const ipc::QueryPortReq& q, ipc::QueryPortReply& 
 
 int query_gid(VerbContext& c, const ipc::QueryGidReq& q, ipc::QueryGidReply& r) {
     if (q.port != 1 || q.index >= static_cast<uint32_t>(limits::kGidTableLen)) return EINVAL;
-    r.gid_type = IBV_GID_TYPE_ROCE_V2;
-    if (q.index == 0) {
-        std::memcpy(r.gid, c.nic.device().gid().raw, 16);
+    r.gid_type = IBV_GID_TYPE_ROCE_V2; // every entry of the table is RoCE v2 (nic/device.h)
+    if (auto entry = c.nic.device().gid_entry(q.index)) {
+        std::memcpy(r.gid, entry->gid.raw, 16);
         r.valid = 1;
     }
     return 0;

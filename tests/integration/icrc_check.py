@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Recomputes the RoCE v2 ICRC of every IPv4/UDP 4791 packet in capture files (pcap or pcapng)
-and compares it with the packet's last 4 bytes: an implementation independent of nicsimd's
+"""Recomputes the RoCE v2 ICRC of every IPv4 or IPv6 UDP 4791 packet in capture files (pcap or
+pcapng) and compares it with the packet's last 4 bytes: an implementation independent of nicsimd's
 (zlib's CRC-32, written from IBA vol. 1 and the wire note, not from our C++), so a shared
 misreading would have to be made twice. Checks itself first against a RoCE v2 CNP captured from a ConnectX-4 Lx NIC (scapy's
 test/contrib/roce.uts, ICRC bytes 82 fd 00 2a).
@@ -9,7 +9,9 @@ ICRC = CRC-32 (zlib: reflected 0xEDB88320, init and final xor 0xFFFFFFFF) over
     8 bytes 0xFF | IPv4 header with TOS, TTL and header checksum set to all ones |
     UDP header with its checksum set to all ones | BTH with byte 4 (FECN, BECN, resv) set to all
     ones | the rest of the UDP payload before the ICRC,
-stored least significant byte first.
+stored least significant byte first. Over IPv6 the IPv6 header (no extension headers) takes the
+IPv4 header's place, with traffic class, flow label and hop limit set to all ones (A17.3.3; Linux
+rxe_icrc.c: priority 0xf, flow_lbl 0xff 0xff 0xff, hop_limit 0xff).
 
 usage: icrc_check.py [--expect-wrong N] FILE.pcap...   (classic pcap or pcapng)
 exit 0 when there was at least one RoCE v2 packet and, in every file, every ICRC is right (or,
@@ -36,9 +38,14 @@ HARDWARE_CNP = bytes.fromhex(
 
 def icrc(ip_header: bytes, udp_payload_with_icrc: bytes, udp_header: bytes) -> int:
     ip = bytearray(ip_header)
-    ip[1] = 0xFF  # TOS (DSCP, ECN)
-    ip[8] = 0xFF  # TTL
-    ip[10:12] = b"\xff\xff"  # header checksum
+    if ip[0] >> 4 == 6:
+        ip[0] |= 0x0F  # traffic class, high nibble
+        ip[1:4] = b"\xff\xff\xff"  # traffic class, low nibble; flow label
+        ip[7] = 0xFF  # hop limit
+    else:
+        ip[1] = 0xFF  # TOS (DSCP, ECN)
+        ip[8] = 0xFF  # TTL
+        ip[10:12] = b"\xff\xff"  # header checksum
     udp = bytearray(udp_header)
     udp[6:8] = b"\xff\xff"  # checksum
     body = bytearray(udp_payload_with_icrc[:-4])
@@ -46,23 +53,31 @@ def icrc(ip_header: bytes, udp_payload_with_icrc: bytes, udp_header: bytes) -> i
     return zlib.crc32(b"\xff" * 8 + bytes(ip) + bytes(udp) + bytes(body)) & 0xFFFFFFFF
 
 
-def check_ipv4(packet: bytes):
-    """(status, detail) for an IPv4 packet: status is None when it is not RoCE v2."""
-    if len(packet) < 20 or packet[0] >> 4 != 4:
-        return None, "not IPv4"
-    ihl = (packet[0] & 0x0F) * 4
-    total = struct.unpack_from("!H", packet, 2)[0]
-    if packet[9] != 17 or len(packet) < ihl + 8:
-        return None, "not UDP"
-    if total > len(packet) or total < ihl + 8:
-        return "bad", f"IPv4 total length {total} but {len(packet)} bytes captured"
+def check_ip(packet: bytes):
+    """(status, detail) for an IPv4 or IPv6 packet: status is None when it is not RoCE v2."""
+    if len(packet) >= 40 and packet[0] >> 4 == 6:
+        ihl = 40
+        total = 40 + struct.unpack_from("!H", packet, 4)[0]
+        if packet[6] != 17:
+            return None, "not UDP (or IPv6 extension headers)"
+        if total > len(packet):
+            return "bad", f"IPv6 payload length {total - 40} but {len(packet)} bytes captured"
+    elif len(packet) >= 20 and packet[0] >> 4 == 4:
+        ihl = (packet[0] & 0x0F) * 4
+        total = struct.unpack_from("!H", packet, 2)[0]
+        if packet[9] != 17 or len(packet) < ihl + 8:
+            return None, "not UDP"
+        if total > len(packet) or total < ihl + 8:
+            return "bad", f"IPv4 total length {total} but {len(packet)} bytes captured"
+    else:
+        return None, "neither IPv4 nor IPv6"
     packet = packet[:total]  # ignore link-layer padding
     udp = packet[ihl : ihl + 8]
     sport, dport, ulen = struct.unpack_from("!HHH", udp)
     if dport != ROCE_PORT:
         return None, "not UDP 4791"
     if ulen != total - ihl:
-        return "bad", f"UDP length {ulen}, IPv4 payload {total - ihl}"
+        return "bad", f"UDP length {ulen}, IP payload {total - ihl}"
     payload = packet[ihl + 8 :]
     if len(payload) < 12 + 4:
         return "bad", f"UDP payload of {len(payload)} bytes cannot hold BTH and ICRC"
@@ -149,14 +164,14 @@ def ip_of(linktype, frame):
     if linktype == LINKTYPE_RAW:
         return frame
     if linktype == LINKTYPE_ETHERNET:
-        if len(frame) >= 14 and frame[12:14] == b"\x08\x00":
+        if len(frame) >= 14 and frame[12:14] in (b"\x08\x00", b"\x86\xdd"):
             return frame[14:]
         return None
     raise ValueError(f"unsupported pcap link type {linktype}")
 
 
 def self_test():
-    status, detail = check_ipv4(ip_of(LINKTYPE_ETHERNET, HARDWARE_CNP))
+    status, detail = check_ip(ip_of(LINKTYPE_ETHERNET, HARDWARE_CNP))
     if status != "ok":
         sys.exit(f"icrc_check.py self-test failed on the ConnectX-4 Lx CNP: {detail}")
 
@@ -179,7 +194,7 @@ def main(args):
             if ip is None:
                 other += 1
                 continue
-            status, detail = check_ipv4(ip)
+            status, detail = check_ip(ip)
             if status is None:
                 other += 1
             elif status == "ok":

@@ -5,8 +5,14 @@
 # runtime dir), talking RoCE v2 over the veth as hosts on two machines would over a network.
 # Unmodified ibv_rc_pingpong (--chk: the receiver checks the bytes) and ibv_ud_pingpong, each
 # side as server and client, then ib_write_bw, ib_read_bw and ib_send_lat; under --drop 0.01 a
-# pingpong whose server's NIC drops, each side once, and ib_send_bw with both NICs dropping. Every host's icrc_errors must stay 0 and its rx_packets
-# must come from the other namespace. The namespaces and the veth are removed at exit.
+# pingpong whose server's NIC drops, each side once, and ib_send_bw with both NICs dropping. Every
+# host's icrc_errors must stay 0 and its rx_packets must come from the other namespace. Then the
+# same over IPv6: the veth's ends also hold fd13:<S>::1/64 and ::2 (nodad: no duplicate address
+# detection to wait for), a set of one IPv6 host in each namespace (a host is of one IP version),
+# ibv_rc_pingpong --chk and ibv_ud_pingpong with the hosts' IPv6 GIDs (-g 0), ib_write_bw both
+# ways and ib_read_bw, every ICRC right in both captures, every captured packet IPv6. The
+# programs' TCP side channels still go by IPv4: their servers listen on the first of
+# getaddrinfo's passive answers, 0.0.0.0. The namespaces and the veth are removed at exit.
 # Needs root (ip netns); skips (77) without.
 #
 # usage: netns_rig.sh RDMAEMU
@@ -15,7 +21,7 @@ RDMAEMU=$1
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [[ $(id -u) == 0 ]] || { echo "SKIP: needs root for ip netns"; exit 77; }
 command -v ip >/dev/null || { echo "SKIP: no ip (iproute2)"; exit 77; }
-for p in ibv_rc_pingpong ibv_ud_pingpong ib_write_bw ib_read_bw ib_send_bw ib_send_lat; do
+for p in ibv_rc_pingpong ibv_ud_pingpong ib_write_bw ib_read_bw ib_send_bw ib_send_lat tshark; do
     command -v "$p" >/dev/null || fail "$p not installed (Debian ibverbs-utils, perftest)"
 done
 
@@ -25,6 +31,9 @@ NS=(rdmaemu-rig-a-$TAG rdmaemu-rig-b-$TAG)
 VETH=(rig${TAG}a rig${TAG}b)
 S=$(($$ % 250 + 1))
 ADDR=(10.213.$S.1 10.213.$S.2)
+ADDR6=(fd13:$S::1 fd13:$S::2)
+SHOW=("${ADDR[@]}") # the hosts' addresses, as the steps' lines name them
+ICRC_CHECK=$(dirname "${BASH_SOURCE[0]}")/icrc_check.py
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rdmaemu-rig.XXXXXX")
 RUNTIME=("$WORK/a" "$WORK/b")
 BG=()
@@ -118,7 +127,7 @@ both_sides() {
     for s in 0 1; do
         pair "$what.$s" "$s" 60 "$@"
         "$CHECK" "$what.$s" "$*"
-        ok "server ${ADDR[$s]}, client ${ADDR[$((1 - s))]}: $*"
+        ok "server ${SHOW[$s]}, client ${SHOW[$((1 - s))]}: $*"
     done
 }
 
@@ -147,7 +156,8 @@ refused() {
     ok "rdmaemu up $*: $(head -1 "$WORK/refused")"
 }
 refused "not an address of this machine or network namespace" --hosts 1 --address "${ADDR[1]}"
-refused "IPv6 hosts are not supported yet" --hosts 1 --address ::1
+refused "mixes IPv4 .* and IPv6" --hosts 2 --address "${ADDR[0]},fd00::1"
+refused "link-local" --hosts 1 --address fe80::1
 refused "one per host" --hosts 2 --address "${ADDR[0]}"
 refused "is given twice" --hosts 2 --address "${ADDR[0]},${ADDR[0]}"
 refused "exclude each other" --hosts 1 --address "${ADDR[0]}" --subnet 3
@@ -211,3 +221,63 @@ lossy_drops
 ok "both NICs dropping: ib_send_bw -x 0 -n 200 -s 65536"
 ((drops > 0)) || fail "--drop 0.01 dropped nothing"
 ok "$drops packets dropped, the transport recovered them all"
+
+step "IPv6: the veth's ends also hold ${ADDR6[0]} and ${ADDR6[1]}; one IPv6 host on each"
+down 0
+down 1
+for i in 0 1; do
+    ip -n "${NS[$i]}" -6 addr add "${ADDR6[$i]}/64" dev "${VETH[$i]}" nodad
+done
+up6() {
+    local i=$1
+    ns_do "$i" timeout 60 "$RDMAEMU" up --hosts 1 --address "${ADDR6[$i]}" --pcap "$WORK/pcap6.$i" \
+        >"$WORK/up6.$i" 2>&1 || { cat "$WORK/up6.$i"; fail "rdmaemu up --address ${ADDR6[$i]}"; }
+    grep -qE "^1 +${ADDR6[$i]} +emu0 +${ADDR6[$i]} " "$WORK/up6.$i" ||
+        { cat "$WORK/up6.$i"; fail "rdmaemu up's table does not show host 1 on ${ADDR6[$i]}"; }
+}
+up6 0
+up6 1
+SHOW=("${ADDR6[@]}")
+ok "hosts on ${ADDR6[0]} and ${ADDR6[1]}, GIDs the addresses"
+
+# Both ends of a pingpong said they used the IPv6 GIDs (local and remote address lines).
+ipv6_gids() {
+    local side
+    for side in server client; do
+        grep -q "GID ${ADDR6[0]}\$" "$WORK/$1.$side" && grep -q "GID ${ADDR6[1]}\$" "$WORK/$1.$side" ||
+            { cat "$WORK/$1.$side"; fail "$1: the $side did not use the IPv6 GIDs"; }
+    done
+}
+CHECK=iters_line
+for s in 0 1; do
+    pair "rc6.$s" "$s" 60 ibv_rc_pingpong -g 0 -n 50 -s 65536 --chk
+    iters_line "rc6.$s" "ibv_rc_pingpong over IPv6"
+    ipv6_gids "rc6.$s"
+    ok "server ${ADDR6[$s]}, client ${ADDR6[$((1 - s))]}: ibv_rc_pingpong -g 0 -n 50 -s 65536 --chk"
+done
+both_sides ud6 ibv_ud_pingpong -g 0 -n 50 -s 1024
+CHECK=perftest_row
+both_sides write_bw6 ib_write_bw -x 0 -n 200
+pair read_bw6 0 60 ib_read_bw -x 0 -n 200 && perftest_row read_bw6 ib_read_bw
+ok "ib_read_bw -x 0 -n 200 over IPv6"
+
+step "IPv6 counters and captures: no ICRC error, every packet IPv6, every ICRC right"
+for i in 0 1; do
+    rx=$(counter "$i" rx_packets)
+    icrc=$(counter "$i" icrc_errors)
+    wrong=$(counter "$i" wrong_source)
+    ((rx > 1000)) || fail "${ADDR6[$i]}: only $rx packets received"
+    ((icrc == 0)) || fail "${ADDR6[$i]}: $icrc ICRC errors"
+    ((wrong == 0)) || fail "${ADDR6[$i]}: $wrong packets from a wrong source"
+    ok "${ADDR6[$i]}: rx_packets=$rx icrc_errors=0 wrong_source=0"
+done
+down 0
+down 1
+for i in 0 1; do
+    f=$WORK/pcap6.$i/host1.pcap
+    python3 "$ICRC_CHECK" "$f" >"$WORK/icrc6.$i" || { cat "$WORK/icrc6.$i"; fail "icrc_check.py: $f"; }
+    v4=$(tshark -r "$f" -Y ip 2>/dev/null | wc -l)
+    v6=$(tshark -r "$f" -Y "ipv6.src == ${ADDR6[$((1 - i))]} && infiniband" 2>/dev/null | wc -l)
+    ((v4 == 0 && v6 > 1000)) || fail "$f: $v4 IPv4 packets, $v6 RoCE packets from ${ADDR6[$((1 - i))]}"
+    ok "${ADDR6[$i]}'s capture: $v6 RoCE v2 packets over IPv6 from ${ADDR6[$((1 - i))]}, every ICRC right"
+done

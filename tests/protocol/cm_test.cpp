@@ -34,15 +34,24 @@ struct Sent {
     uint16_t attr() const { return static_cast<uint16_t>(mad[16] << 8 | mad[17]); }
 };
 
+using Address = emu::wire::IpAddress;
+
+// The hosts here are IPv4 (network order); the agent names them by their GIDs.
+Address v4(uint32_t addr) {
+    return Address::from_ipv4(addr);
+}
+
 class FakeEnv final : public nicsim::cm::CmEnv {
   public:
     uint64_t now_ms() override { return now; }
-    void send_mad(uint32_t dst, const uint8_t* m) override {
-        sent.push_back({dst, Bytes(m, m + mad::kMadSize)});
+    void send_mad(const Address& dst, const uint8_t* m) override {
+        sent.push_back({dst.ipv4(), Bytes(m, m + mad::kMadSize)});
     }
     void wake_at(uint64_t at) override { wake = at; }
     uint32_t random32() override { return seed = seed * 1103515245u + 12345u; }
-    bool routable(uint32_t, uint32_t dst) override { return routes.count(dst) != 0; }
+    bool routable(const Address&, const Address& dst) override {
+        return dst.is_ipv4() && routes.count(dst.ipv4()) != 0;
+    }
 
     uint64_t now = 1'000'000;
     uint64_t wake = 0;
@@ -68,8 +77,8 @@ const uint32_t kB = ip("127.0.9.2");
 
 CmConfig config_for(uint32_t self) {
     CmConfig c;
-    c.local_addr = self;
-    c.hosts = {kA, kB};
+    c.local_addr = v4(self);
+    c.hosts = {v4(kA), v4(kB)};
     c.node_guid = self == kA ? htobe64(0x0252007f00090100ull) : htobe64(0x0252007f00090200ull);
     c.response_timeout = 14; // 64 ms: tests wait for timeouts by moving the clock
     c.max_retries = 3;
@@ -150,7 +159,7 @@ size_t deliver(Host& from, Host& to) {
         Sent s = from.env.sent.front();
         from.env.sent.pop_front();
         if (s.dst != to.addr) continue;
-        to.agent.receive(from.addr, s.mad.data(), s.mad.size());
+        to.agent.receive(v4(from.addr), s.mad.data(), s.mad.size());
         ++n;
     }
     return n;
@@ -352,7 +361,7 @@ TEST_CASE(
     req.extended_transport_type = 2;
     Bytes m(mad::kMadSize);
     mad::encode(req, 5, m.data());
-    b.agent.receive(kA, m.data(), m.size());
+    b.agent.receive(v4(kA), m.data(), m.size());
     REQUIRE(b.env.sent.size() == 1);
     const mad::Rej rej = mad::decode<mad::Rej>(b.env.sent.front().mad.data());
     CHECK(rej.reason == 9);
@@ -424,7 +433,7 @@ TEST_CASE("cm: a REQ sent again gets an MRA, which makes the active side wait lo
     deliver(p.a, p.b);
     REQUIRE(p.b.event().event == RDMA_CM_EVENT_CONNECT_REQUEST);
     CHECK(p.b.env.sent.empty()); // the MRA waits for a duplicate (CMA_CM_MRA_SETTING)
-    p.b.agent.receive(kA, req.data(), req.size());
+    p.b.agent.receive(v4(kA), req.data(), req.size());
     CHECK(p.b.agent.counters().rx_duplicates == 1);
     CHECK(p.b.no_event());
     REQUIRE(p.b.env.sent.size() == 1);
@@ -500,30 +509,30 @@ TEST_CASE("cm: malformed, foreign and unknown MADs and messages for no connectio
     rtu.remote_comm_id = 0x5678; // no connection of B has it
     Bytes m(mad::kMadSize);
     mad::encode(rtu, 1, m.data());
-    p.b.agent.receive(kA, m.data(), m.size());
+    p.b.agent.receive(v4(kA), m.data(), m.size());
     CHECK(p.b.agent.counters().rx_unmatched == 1);
-    p.b.agent.receive(kA, m.data(), 255); // truncated
+    p.b.agent.receive(v4(kA), m.data(), 255); // truncated
     CHECK(p.b.agent.counters().rx_malformed == 1);
     Bytes other = m;
     other[1] = 0x03; // another management class
-    p.b.agent.receive(kA, other.data(), other.size());
+    p.b.agent.receive(v4(kA), other.data(), other.size());
     other = m;
     other[2] = 1; // CM class version 1
-    p.b.agent.receive(kA, other.data(), other.size());
+    p.b.agent.receive(v4(kA), other.data(), other.size());
     CHECK(p.b.agent.counters().rx_not_cm == 2);
     other = m;
     other[17] = 0x77;
-    p.b.agent.receive(kA, other.data(), other.size());
+    p.b.agent.receive(v4(kA), other.data(), other.size());
     CHECK(p.b.agent.counters().rx_unknown_attr == 1);
     other[17] = 0x19; // LAP
-    p.b.agent.receive(kA, other.data(), other.size());
+    p.b.agent.receive(v4(kA), other.data(), other.size());
     CHECK(p.b.agent.counters().rx_unsupported == 1);
     // A DREQ for no connection is answered with a DREP (the sender may be waiting for it).
     mad::Dreq dreq;
     dreq.local_comm_id = 9;
     dreq.remote_comm_id = 10;
     mad::encode(dreq, 2, m.data());
-    p.b.agent.receive(kA, m.data(), m.size());
+    p.b.agent.receive(v4(kA), m.data(), m.size());
     REQUIRE(p.b.env.sent.size() == 1);
     CHECK(p.b.env.sent.front().attr() == static_cast<uint16_t>(mad::Attr::Drep));
     CHECK(p.b.no_event());
@@ -536,7 +545,7 @@ TEST_CASE("cm: malformed, foreign and unknown MADs and messages for no connectio
     forged.remote_comm_id = req.local_comm_id;
     forged.local_comm_id = 77;
     mad::encode(forged, 3, m.data());
-    p.a.agent.receive(ip("127.0.9.66"), m.data(), m.size());
+    p.a.agent.receive(v4(ip("127.0.9.66")), m.data(), m.size());
     CHECK(p.a.no_event());
     CHECK(p.a.agent.counters().rx_bad_state == 1);
 }
@@ -778,7 +787,7 @@ TEST_CASE("cm: random MADs, valid headers or not, are all counted and break noth
             m[17] = static_cast<uint8_t>(0x10 + rng() % 9);
         }
         const size_t len = i % 7 ? m.size() : rng() % m.size();
-        p.b.agent.receive(i % 3 ? kA : ip("127.0.9.50"), m.data(), len);
+        p.b.agent.receive(v4(i % 3 ? kA : ip("127.0.9.50")), m.data(), len);
     }
     const auto& c = p.b.agent.counters();
     const uint64_t counted = c.rx_malformed + c.rx_not_cm + c.rx_unknown_attr + c.rx_unsupported +

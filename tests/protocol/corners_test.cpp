@@ -312,8 +312,8 @@ TEST_CASE("corners: a UD AH's traffic class goes out and lands in the receiver's
     h.opcode = wire::opcode::kUdSendOnly;
     h.dest_qpn = qp.qpn;
     h.deth = {0x11111111, 0x77};
-    nicsim::ud::receive(rig.env, qp, ipv4("127.0.0.2"), ipv4("127.0.0.1"), h, data.data(),
-                        data.size(), 8 + 12 + data.size() + 4, 0xfc);
+    nicsim::ud::receive(rig.env, qp, address("127.0.0.2"), address("127.0.0.1"), h, data.data(),
+                        data.size(), 8 + 12 + data.size() + 4, tos_fields(0xfc));
     expect_wcs(*qp.recv_cq, {{}});
     CHECK(buf[20] == 0x45); // IPv4, 20-byte header
     CHECK(buf[21] == 0xfc); // the TOS byte: the traffic class

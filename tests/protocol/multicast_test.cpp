@@ -95,7 +95,9 @@ void deliver_mcast(Rig& rig, const Mgid& g, const std::vector<uint8_t>& payload,
     const uint8_t* p = nullptr;
     size_t plen = 0;
     REQUIRE(wire::parse(buf.data(), buf.size(), parsed, &p, &plen) == wire::ParseResult::Ok);
-    nicsim::ud::receive_multicast(rig.env, ipv4(src), g.data(), parsed, p, plen, buf.size());
+    nicsim::ud::receive_multicast(rig.env, address(src),
+                                  wire::multicast_group_address(g.data(), false), g.data(), parsed,
+                                  p, plen, buf.size());
     rig.env.drain();
 }
 
@@ -254,7 +256,7 @@ TEST_CASE("ud: a datagram's completion names its network header in wc.sl as mlx5
     const uint8_t* p = nullptr;
     size_t plen = 0;
     REQUIRE(wire::parse(pkt.data(), pkt.size(), parsed, &p, &plen) == wire::ParseResult::Ok);
-    nicsim::ud::receive(rig.env, qp, ipv4(kPeerAddress), ipv4("127.0.9.1"), parsed, p, plen,
+    nicsim::ud::receive(rig.env, qp, address(kPeerAddress), address("127.0.9.1"), parsed, p, plen,
                         pkt.size());
     rig.env.drain();
     auto wcs = expect_wcs(*qp.recv_cq, {{}});
@@ -358,7 +360,8 @@ TEST_CASE("mcast: a send to a multicast AH goes to the group with DestQP 0xFFFFF
     size_t plen = 0;
     REQUIRE(wire::parse(sent[0].bytes.data(), sent[0].bytes.size(), h, &p, &plen) ==
             wire::ParseResult::Ok);
-    nicsim::ud::receive_multicast(rig.env, rig.nic.device().config().address.s_addr, g.data(), h, p,
+    nicsim::ud::receive_multicast(rig.env, rig.nic.device().config().address,
+                                  wire::multicast_group_address(g.data(), false), g.data(), h, p,
                                   plen, sent[0].bytes.size());
     auto got = Rig::poll(*sender.recv_cq);
     REQUIRE(got.size() == 1);

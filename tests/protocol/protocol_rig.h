@@ -9,8 +9,11 @@
 #include "emu/ipc/reasons.h"
 #include "emu/ipc/rings.h"
 #include "emu/verbs_names.h"
+#include "emu/wire/ip_address.h"
+#include "emu/wire/multicast.h"
 #include "emu/wire/packet.h"
 #include "emu/wire/psn.h"
+#include "net/ip_fields.h"
 #include "nic/nic.h"
 #include "objects/session_objects.h"
 #include "rig_check.h"
@@ -44,7 +47,8 @@ using nicsim::Qp;
 // One packet a QP transmitted, parsed back.
 struct Sent {
     uint32_t from_qpn = 0;
-    uint32_t dst_addr = 0;  // IPv4, network order
+    uint32_t dst_addr = 0;  // IPv4, network order (0 for an IPv6 destination)
+    wire::IpAddress dst;    // the destination, either family
     bool multicast = false; // sent with transmit_multicast, to `mgid`
     nicsim::Mgid mgid{};
     std::vector<uint8_t> bytes; // BTH .. pad + 4 ICRC bytes, as handed to transmit()
@@ -119,16 +123,17 @@ class FakeEnv final : public nicsim::TransportEnv {
     uint8_t* packet_buffer() override { return scratch_; }
     void transmit_multicast(Qp& qp, const uint8_t* mgid, uint8_t* packet, size_t len,
                             uint8_t tclass) override {
-        uint32_t group;
-        std::memcpy(&group, mgid + 12, 4);
-        transmit(qp, group, packet, len, tclass);
+        // The rig's hosts are IPv4: the group's IP destination is its IPv4 address.
+        transmit(qp, wire::multicast_group_address(mgid, false), packet, len, tclass);
         sent.back().multicast = true;
         std::memcpy(sent.back().mgid.data(), mgid, 16);
     }
-    void transmit(Qp& qp, uint32_t dst_addr, uint8_t* packet, size_t len, uint8_t tclass) override {
+    void transmit(Qp& qp, const wire::IpAddress& dst_addr, uint8_t* packet, size_t len,
+                  uint8_t tclass) override {
         Sent s;
         s.from_qpn = qp.qpn;
-        s.dst_addr = dst_addr;
+        s.dst = dst_addr;
+        if (dst_addr.is_ipv4()) s.dst_addr = dst_addr.ipv4();
         s.tclass = tclass;
         s.bytes.assign(packet, packet + len);
         const uint8_t* payload = nullptr;
@@ -148,10 +153,11 @@ class FakeEnv final : public nicsim::TransportEnv {
     }
     // What responders told requesters' NICs, by (peer address, requester QPN, PSN): one map for
     // both ends of the rig's QP pairs, as the NICs of one machine.
-    void tell_peer(uint32_t peer_addr, const nicsim::PeerReason& r) override {
+    void tell_peer(const wire::IpAddress& peer_addr, const nicsim::PeerReason& r) override {
         told.push_back({peer_addr, r});
     }
-    std::optional<nicsim::PeerReason> peer_reason(uint32_t, uint32_t qpn, uint32_t psn) override {
+    std::optional<nicsim::PeerReason> peer_reason(const wire::IpAddress&, uint32_t qpn,
+                                                  uint32_t psn) override {
         for (const auto& [addr, r] : (peer ? peer->told : told))
             if (r.requester_qpn == qpn && r.psn == psn) return r;
         return std::nullopt;
@@ -190,7 +196,7 @@ class FakeEnv final : public nicsim::TransportEnv {
     uint64_t now = 1'000'000; // not 0: 0 means "no deadline" to the engines
     std::vector<Sent> sent;
     std::vector<AsyncEvent> events;
-    std::vector<std::pair<uint32_t, nicsim::PeerReason>> told;
+    std::vector<std::pair<wire::IpAddress, nicsim::PeerReason>> told;
     FakeEnv* peer = nullptr; // the other NIC's, when the rig has two (two_nic_rig.h)
     FakeDma fake_dma;
     alignas(8) uint8_t scratch_[nicsim::transport::kMaxPacket];
@@ -257,7 +263,7 @@ inline constexpr const char* kRigAddress = "127.0.0.1";
 
 inline nicsim::Config rig_config(const char* address) {
     nicsim::Config c;
-    ::inet_pton(AF_INET, address, &c.address);
+    c.address = *wire::IpAddress::parse(address);
     return c;
 }
 
@@ -371,9 +377,9 @@ class Rig {
         m.attr.ah_attr.port_num = 1;
         m.attr.ah_attr.grh.sgid_index = 0;
         m.attr.ah_attr.grh.hop_limit = 64;
-        m.attr.ah_attr.grh.dgid.raw[10] = 0xff;
-        m.attr.ah_attr.grh.dgid.raw[11] = 0xff;
-        ::inet_pton(AF_INET, o.peer_address, &m.attr.ah_attr.grh.dgid.raw[12]);
+        // RoCE v2: the peer's GID is its address (IPv4-mapped for IPv4).
+        std::memcpy(m.attr.ah_attr.grh.dgid.raw, wire::IpAddress::parse(o.peer_address)->data(),
+                    16);
         m.mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
         RIG_REQUIRE(nicsim::modify_qp(ctx, m, e) == 0);
@@ -615,6 +621,18 @@ inline uint32_t ipv4(const char* text) {
     in_addr a{};
     ::inet_pton(AF_INET, text, &a);
     return a.s_addr;
+}
+
+// An address as the NIC names it (its GID form).
+inline wire::IpAddress address(const char* text) {
+    return *wire::IpAddress::parse(text);
+}
+
+// The IP header's fields of a received packet with traffic class `tos`.
+inline nicsim::IpFields tos_fields(uint8_t tos) {
+    nicsim::IpFields ip;
+    ip.tos = tos;
+    return ip;
 }
 
 inline uint32_t sq_consumer(const Qp& qp) {

@@ -131,12 +131,12 @@ class TwoNicRig {
     // port), then lets that NIC run what it made runnable.
     void arrive(int to, const Sent& s) {
         std::vector<uint8_t> bytes = s.bytes;
-        sockaddr_in from{};
-        from.sin_family = AF_INET;
-        from.sin_port = htons(kRocePort);
-        ::inet_pton(AF_INET, to == 0 ? kHostB : kRigAddress, &from.sin_addr);
-        RIG_REQUIRE(s.dst_addr == host(to).nic.device().config().address.s_addr);
-        router(to).route(from, bytes.data(), bytes.size(), nullptr, s.tclass);
+        const wire::IpEndpoint from{*wire::IpAddress::parse(to == 0 ? kHostB : kRigAddress),
+                                    kRocePort};
+        RIG_REQUIRE(s.dst_addr == host(to).nic.device().config().address.ipv4());
+        nicsim::IpFields ip;
+        ip.tos = s.tclass;
+        router(to).route(from, bytes.data(), bytes.size(), nullptr, ip);
         host(to).env.drain();
     }
 
@@ -144,8 +144,10 @@ class TwoNicRig {
 
     std::array<nicsim::LinkCounters, 2> counters_{};
     std::array<nicsim::PacketRouter, 2> routers_{
-        nicsim::PacketRouter(a.env, counters_[0], kRocePort, [](uint32_t) { return true; }),
-        nicsim::PacketRouter(b.env, counters_[1], kRocePort, [](uint32_t) { return true; })};
+        nicsim::PacketRouter(a.env, counters_[0], kRocePort,
+                             [](const wire::IpAddress&) { return true; }),
+        nicsim::PacketRouter(b.env, counters_[1], kRocePort,
+                             [](const wire::IpAddress&) { return true; })};
     std::optional<std::pair<int, Sent>> held_;
 };
 

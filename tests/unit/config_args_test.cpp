@@ -105,8 +105,8 @@ TEST_CASE("nicsimd args: every option lands in its field", "[config]") {
                            "id-zero"}));
     REQUIRE(p.config);
     const Config& c = *p.config;
-    char text[INET_ADDRSTRLEN];
-    CHECK(std::string(::inet_ntop(AF_INET, &c.address, text, sizeof text)) == "127.0.3.1");
+    CHECK(c.address.text() == "127.0.3.1");
+    CHECK(c.address.is_ipv4());
     CHECK(c.socket_path == "/s");
     CHECK(c.log_file == "/l");
     CHECK(c.device_name == "emu7");
@@ -130,6 +130,21 @@ TEST_CASE("nicsimd args: every option lands in its field", "[config]") {
     CHECK(c.icrc_ipv4 == Ipv4IdPolicy::Zero);
 }
 
+TEST_CASE("nicsimd args: an IPv6 host and its peers", "[config][ipv6]") {
+    Parsed p = parse({"--address", "fd00:214::1", "--socket", "/s", "--log-file", "/l", "--peers",
+                      "fd00:214::1,FD00:214:0::2"});
+    REQUIRE(p.config);
+    CHECK(p.config->address.text() == "fd00:214::1");
+    CHECK_FALSE(p.config->address.is_ipv4());
+    REQUIRE(p.config->hosts.size() == 2);
+    CHECK(p.config->hosts[1].text() == "fd00:214::2");
+    // An IPv4-mapped IPv6 address is the IPv4 host.
+    p = parse({"--address", "::ffff:10.0.0.1", "--socket", "/s", "--log-file", "/l"});
+    REQUIRE(p.config);
+    CHECK(p.config->address.is_ipv4());
+    CHECK(p.config->address.text() == "10.0.0.1");
+}
+
 TEST_CASE("nicsimd args: defaults, --opt=value, and the last of a repeated option", "[config]") {
     Parsed p = parse(with({"--mtu=2048", "--mtu", "512"}));
     REQUIRE(p.config);
@@ -147,7 +162,14 @@ TEST_CASE("nicsimd args: refusals name the option and why", "[config]") {
         {with({"--drop", "1.5"}), "--drop: wants a probability between 0 and 1, not 1.5"},
         {with({"--cm-retries", "16"}), "--cm-retries: wants 0..15, not 16"},
         {with({"--log-level", "loud"}), "--log-level: unknown log level loud"},
-        {with({"--peers", "127.0.3.1,x"}), "--peers: not an IPv4 address: x"},
+        {with({"--peers", "127.0.3.1,x"}), "--peers: not an IPv4 or IPv6 address: x"},
+        {with({"--peers", "127.0.3.1,fd00::2"}),
+         "--peers: fd00::2 is IPv6 and --address 127.0.3.1 is not: the hosts of a set are all "
+         "IPv4 or all IPv6"},
+        {{"--address", "fe80::1", "--socket", "/s", "--log-file", "/l"},
+         "--address: fe80::1 is IPv6 link-local (fe80::/10): it needs an interface"},
+        {{"--address", "0.0.0.0", "--socket", "/s", "--log-file", "/l"},
+         "--address: 0.0.0.0 is the unspecified address, no host's"},
         {with({"--seed", "-1"}), "--seed: wants a non-negative integer, not -1"},
         {with({"--icrc-ipv4", "skip"}), "--icrc-ipv4: wants recover-id or id-zero, not skip"},
         {with({"--name", std::string(64, 'n')}), "--name: must be 1..63 characters"},
@@ -155,7 +177,7 @@ TEST_CASE("nicsimd args: refusals name the option and why", "[config]") {
         {with({"--bogus", "1"}), "The following arguments were not expected: 1 --bogus"},
         {{"--socket", "/s", "--log-file", "/l"}, "--address is required"},
         {{"--address", "1.2.3", "--socket", "/s", "--log-file", "/l"},
-         "--address: not an IPv4 address: 1.2.3"},
+         "--address: not an IPv4 or IPv6 address: 1.2.3"},
     }));
     Parsed p = parse(args);
     CHECK_FALSE(p.config);
@@ -170,5 +192,5 @@ TEST_CASE("nicsimd args: --help lists the options and exits 0", "[config]") {
     CHECK_FALSE(p.config);
     CHECK(p.status == 0);
     CHECK(p.said.find("--max-per-process") != std::string::npos);
-    CHECK(p.said.find("--address A.B.C.D REQUIRED") != std::string::npos);
+    CHECK(p.said.find("--address ADDRESS REQUIRED") != std::string::npos);
 }

@@ -283,6 +283,113 @@ TEST_CASE("icrc: IPv6 packets from a capture", "[wire][icrc]") {
     CHECK(icrc_from_ip_packet(other.data(), other.size()) != c);
 }
 
+// An RC SEND Only over IPv6 whose ICRC was computed outside this code base by Linux rxe's rules
+// (rxe_icrc.c: the raw CRC-32 register seeded 0xdebb20e3 over the IPv6 and UDP headers with
+// priority 0xf, flow_lbl ff ff ff, hop_limit 0xff and the UDP checksum 0xffff, then the BTH with
+// byte 4 all ones, payload and pad; inverted) and, the same, by zlib's crc32 over 8 x 0xFF and
+// the masked bytes. fd00:214::1 -> fd00:214::2, traffic class 0x2e, flow label 0xabcde, hop
+// limit 64, UDP 0xe4d1 -> 4791 (checksum 0x1234, masked), dest QP 0x11, AckReq, PSN 0xabcd,
+// "RoCE v2 over IPv6" (17 bytes, pad 3), ICRC 9e 64 09 a3.
+const Bytes kIpv6SendOnly = {
+    0x62, 0xea, 0xbc, 0xde, 0x00, 0x2c, 0x11, 0x40, 0xfd, 0x00, 0x02, 0x14, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0xfd, 0x00, 0x02, 0x14,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xe4, 0xd1,
+    0x12, 0xb7, 0x00, 0x2c, 0x12, 0x34, 0x04, 0x30, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11,
+    0x80, 0x00, 0xab, 0xcd, 0x52, 0x6f, 0x43, 0x45, 0x20, 0x76, 0x32, 0x20, 0x6f, 0x76,
+    0x65, 0x72, 0x20, 0x49, 0x50, 0x76, 0x36, 0x00, 0x00, 0x00, 0x9e, 0x64, 0x09, 0xa3};
+
+TEST_CASE("icrc: reproduces an IPv6 packet's ICRC computed by rxe's rules", "[wire][icrc]") {
+    const Bytes& ip = kIpv6SendOnly;
+    constexpr size_t kUdpPayload = 40 + 8;
+    const uint32_t want = 0xa309649e;
+    REQUIRE(le32(&ip[ip.size() - 4]) == want);
+    CHECK(ref_icrc(ip) == want);
+    CHECK(icrc_from_ip_packet(ip.data(), ip.size()) == want);
+    CHECK(stored_icrc_of_ip_packet(ip.data(), ip.size()) == want);
+
+    // From the flow alone, as a sender over a UDP socket knows it.
+    Ipv6Flow f;
+    std::memcpy(f.src_addr.data(), &ip[8], 16);
+    std::memcpy(f.dst_addr.data(), &ip[24], 16);
+    f.src_port = 0xe4d1;
+    const Bytes roce(ip.begin() + kUdpPayload, ip.end());
+    CHECK(icrc(f, roce.data(), roce.size() - 4) == want);
+    CHECK(icrc_ok(f, roce.data(), roce.size()));
+    Bytes blank = roce;
+    std::memset(&blank[blank.size() - 4], 0, 4);
+    finish_icrc(f, blank.data(), blank.size());
+    CHECK(blank == roce);
+    // The same through the family-neither flow.
+    IpFlow any{IpAddress::from_gid(f.src_addr.data()), IpAddress::from_gid(f.dst_addr.data()),
+               f.src_port, f.dst_port};
+    CHECK(icrc_ok(any, roce.data(), roce.size()));
+
+    // Traffic class, flow label, hop limit and the UDP checksum are masked: a router may change
+    // them and a receiver need not know them.
+    Bytes rerouted = ip;
+    rerouted[0] = 0x6f;
+    rerouted[1] = 0x00;
+    rerouted[2] = 0x00;
+    rerouted[3] = 0x01;
+    rerouted[7] = 3;
+    rerouted[46] = rerouted[47] = 0;
+    CHECK(icrc_from_ip_packet(rerouted.data(), rerouted.size()) == want);
+    // Everything else is covered: the addresses, the ports, BTH (but byte 4), payload, pad.
+    Ipv6Flow g = f;
+    g.src_addr[15] ^= 1;
+    CHECK(!icrc_ok(g, roce.data(), roce.size()));
+    g = f;
+    g.dst_port ^= 1;
+    CHECK(!icrc_ok(g, roce.data(), roce.size()));
+    for (size_t i = 0; i + 4 < roce.size(); ++i) {
+        Bytes bad = roce;
+        bad[i] ^= 0x10;
+        CHECK(icrc_ok(f, bad.data(), bad.size()) == (i == 4));
+    }
+    // An IPv4 flow of the same packet is another ICRC.
+    IpFlow four{IpAddress::from_ipv4(addr("10.0.0.1")), IpAddress::from_ipv4(addr("10.0.0.2")),
+                f.src_port, f.dst_port};
+    CHECK(!icrc_ok(four, roce.data(), roce.size()));
+}
+
+// Two packets Linux Soft-RoCE (rxe1, kernel 6.1) sent us over IPv6 in the VM interop check
+// (interop_ipv6, tests/vm/interop.sh), as our capture recorded them: fd14::1 -> fd14::2, traffic
+// class 0, flow label 0, hop limit 64, UDP 60228 -> 4791 (rxe sent UDP checksum 0; the capture's
+// is its own, masked anyway). An RC SEND Only of ibv_rc_pingpong -s 1 (PSN 3297638, pad 3) and
+// an ACK (syndrome 0x1f, MSN 1). Their ICRCs are rxe's own: a second implementation's word.
+const Bytes kRxeIpv6SendOnly = {
+    0x60, 0x00, 0x00, 0x00, 0x00, 0x1c, 0x11, 0x40, 0xfd, 0x14, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0xfd, 0x14, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xeb, 0x44,
+    0x12, 0xb7, 0x00, 0x1c, 0xd8, 0x7b, 0x04, 0x30, 0xff, 0xff, 0x00, 0x61, 0x51, 0x9a,
+    0x80, 0x32, 0x51, 0x66, 0x00, 0x00, 0x00, 0x00, 0x9b, 0x0d, 0x6c, 0x40};
+const Bytes kRxeIpv6Ack = {0x60, 0x00, 0x00, 0x00, 0x00, 0x1c, 0x11, 0x40, 0xfd, 0x14, 0x00, 0x00,
+                           0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+                           0xfd, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                           0x00, 0x00, 0x00, 0x02, 0xeb, 0x44, 0x12, 0xb7, 0x00, 0x1c, 0xbc, 0xb5,
+                           0x11, 0x00, 0xff, 0xff, 0x00, 0x61, 0x51, 0x9a, 0x00, 0xde, 0xdc, 0x1a,
+                           0x1f, 0x00, 0x00, 0x01, 0xec, 0x7b, 0xff, 0x66};
+
+TEST_CASE("icrc: reproduces the ICRCs Linux Soft-RoCE sent over IPv6", "[wire][icrc]") {
+    for (const Bytes* p : {&kRxeIpv6SendOnly, &kRxeIpv6Ack}) {
+        const Bytes& ip = *p;
+        const uint32_t stored = le32(&ip[ip.size() - 4]);
+        CHECK(icrc_from_ip_packet(ip.data(), ip.size()) == stored);
+        CHECK(ref_icrc(ip) == stored);
+        // As our link checks it: from the socket's addresses and ports alone.
+        IpFlow f{IpAddress::from_gid(&ip[8]), IpAddress::from_gid(&ip[24]), 60228, 4791};
+        const Bytes roce(ip.begin() + 48, ip.end());
+        CHECK(icrc_ok(f, roce.data(), roce.size()));
+        // Whatever traffic class, flow label or hop limit a router gave it.
+        Bytes routed = ip;
+        routed[0] = 0x6e;
+        routed[1] = 0x12;
+        routed[3] = 0x77;
+        routed[7] = 1;
+        CHECK(icrc_from_ip_packet(routed.data(), routed.size()) == stored);
+    }
+}
+
 TEST_CASE("icrc: icrc_from_ip_packet rejects what is not RoCE over UDP", "[wire][icrc]") {
     const Bytes& good = kCnpCapture;
     CHECK(icrc_from_ip_packet(good.data(), good.size()));

@@ -1,8 +1,9 @@
 // The link's capture as a reader sees it while the link still runs: what one turn of the event
 // loop sent or received is in the file when the turn ends (no close, no full buffer needed), and
 // what the fault injector did to a packet travels with it as a pcapng comment. The link talks to
-// itself: one socket on 127.0.0.1 and a port of the kernel's choosing, so the sent packets are
-// captured first, then the same packets received.
+// itself: one socket on 127.0.0.1 (or ::1, an IPv6 host) and a port of the kernel's choosing,
+// so the sent packets are captured first, then the same packets received.
+#include "net/roce_port.h"
 #include "net/udp_link.h"
 
 #include "pcapng_read.h"
@@ -29,24 +30,24 @@ using nicsim::UniqueFd;
 
 namespace {
 
-constexpr size_t kHeaders = 14 + 20 + 8; // Ethernet, IPv4, UDP before the RoCE packet
+using emu::wire::IpAddress;
 
-// A UDP socket on 127.0.0.1, port chosen by the kernel.
-UniqueFd loopback_socket(uint16_t* port) {
-    UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-    REQUIRE(fd);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+const IpAddress kLoopback4 = IpAddress::from_ipv4(htonl(INADDR_LOOPBACK));
+const IpAddress kLoopback6 = *IpAddress::parse("::1");
+
+// A UDP socket on `local` (127.0.0.1 or ::1), port chosen by the kernel: as nicsimd binds its
+// address (net/roce_port.h).
+UniqueFd loopback_socket(const IpAddress& local, uint16_t* port) {
+    UniqueFd fd = nicsim::bind_roce_port(local, 0);
+    sockaddr_storage sa{};
     socklen_t len = sizeof sa;
     REQUIRE(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sa), &len) == 0);
-    *port = ntohs(sa.sin_port);
+    *port = emu::wire::from_sockaddr(reinterpret_cast<sockaddr*>(&sa), len)->port;
     return fd;
 }
 
-// A link on 127.0.0.1 with `faults`, capturing to a file in a private temp dir; it hears what it
-// sends.
+// A link on 127.0.0.1 (or `local`) with `faults`, capturing to a file in a private temp dir; it
+// hears what it sends.
 struct Rig {
     TempDir dir{"link_capture"};
     std::string path = dir / "host.pcap";
@@ -55,18 +56,23 @@ struct Rig {
     uint16_t port = 0;
     std::unique_ptr<UdpLink> link;
     std::vector<std::vector<uint8_t>> delivered; // what the link handed up, ICRC good
+    std::vector<emu::wire::IpEndpoint> senders;  // and where each came from
+    IpAddress local;
 
-    explicit Rig(const FaultConfig& faults) {
-        UniqueFd sock = loopback_socket(&port);
+    explicit Rig(const FaultConfig& faults, const IpAddress& self = kLoopback4) : local(self) {
+        UniqueFd sock = loopback_socket(local, &port);
         PcapWriter pcap;
         REQUIRE(pcap.open(path));
-        in_addr local{htonl(INADDR_LOOPBACK)};
         link = std::make_unique<UdpLink>(io, std::move(sock), local, port, faults, std::move(pcap),
                                          log);
-        link->start([this](const sockaddr_in&, uint8_t* data, size_t len, const uint8_t*, uint8_t) {
+        link->start([this](const emu::wire::IpEndpoint& from, uint8_t* data, size_t len,
+                           const uint8_t*, const nicsim::IpFields&) {
             delivered.emplace_back(data, data + len);
+            senders.push_back(from);
         });
     }
+    // Ethernet, IP and UDP before the RoCE packet in a captured frame.
+    size_t headers() const { return 14 + (local.is_ipv4() ? 20 : 40) + 8; }
 
     // An RC SEND Only to QP 0x11 with PSN `psn` and 8 bytes of payload (BTH, payload, room for
     // the ICRC), as the engine builds it.
@@ -90,11 +96,12 @@ struct Rig {
     }
     // The packet as it leaves with its ICRC, undamaged.
     std::vector<uint8_t> on_the_wire(std::vector<uint8_t> p) const {
-        emu::wire::Ipv4Flow flow{htonl(INADDR_LOOPBACK), htonl(INADDR_LOOPBACK), port, port};
-        emu::wire::finish_icrc(flow, p.data(), p.size());
+        emu::wire::finish_icrc(emu::wire::IpFlow{local, local, port, port}, p.data(), p.size());
         return p;
     }
-    void send(std::vector<uint8_t> p) { link->send(htonl(INADDR_LOOPBACK), p.data(), p.size()); }
+    void send(std::vector<uint8_t> p, uint8_t tos = 0) {
+        link->send(local, p.data(), p.size(), tos);
+    }
 
     // Runs the event loop for `time`: every turn that was ready, and what it made ready.
     void run_for(std::chrono::milliseconds time) {
@@ -111,10 +118,12 @@ struct Rig {
     pcapng_read::File capture() const { return pcapng_read::parse_file(path); }
 };
 
-// The RoCE packet (UDP payload) of a captured frame.
+// The RoCE packet (UDP payload) of a captured frame: after Ethernet, IPv4 or IPv6, and UDP.
 std::vector<uint8_t> roce(const pcapng_read::Packet& p) {
-    REQUIRE(p.frame.size() >= kHeaders);
-    return {p.frame.begin() + kHeaders, p.frame.end()};
+    REQUIRE(p.frame.size() >= 14 + 20 + 8);
+    const size_t headers = 14 + (p.frame[12] == 0x86 && p.frame[13] == 0xdd ? 40 : 20) + 8;
+    REQUIRE(p.frame.size() >= headers);
+    return {p.frame.begin() + static_cast<long>(headers), p.frame.end()};
 }
 
 } // namespace
@@ -264,4 +273,81 @@ TEST_CASE("link capture: a duplicated, corrupted packet says both on its second 
     CHECK(f.packets[1].comment ==
           damage + "; a duplicate made by the fault injector (--duplicate)");
     CHECK(roce(f.packets[1]) == roce(f.packets[0]));
+}
+
+namespace {
+
+// Whether this machine has IPv6 on loopback (a container may have it turned off).
+bool ipv6_loopback() {
+    try {
+        uint16_t port = 0;
+        loopback_socket(kLoopback6, &port);
+        return true;
+    } catch (const std::exception& e) {
+        WARN("no IPv6 on loopback here (" << e.what() << "): the IPv6 link is not tried");
+        return false;
+    }
+}
+
+} // namespace
+
+TEST_CASE("link capture: an IPv6 host's packets leave and arrive as IPv6, the ICRC checked whole",
+          "[pcap][link][ipv6]") {
+    if (!ipv6_loopback()) return;
+    Rig rig(FaultConfig{}, kLoopback6);
+    const auto a = Rig::packet(40), b = Rig::packet(41);
+    rig.send(a);
+    rig.send(b, 0x28); // a traffic class: the packet goes on its own, with IPV6_TCLASS
+    rig.run_until_delivered(2);
+    REQUIRE(rig.delivered.size() == 2);
+    CHECK(rig.delivered[0] == rig.on_the_wire(a));
+    CHECK(rig.delivered[1] == rig.on_the_wire(b));
+    CHECK(rig.senders[0] == emu::wire::IpEndpoint{kLoopback6, rig.port});
+    CHECK(rig.link->counters().icrc_errors == 0);
+    rig.run_for(std::chrono::milliseconds(5));
+    auto f = rig.capture();
+    REQUIRE(f.packets.size() == 4); // two sent, the same two received
+    for (size_t i = 0; i < 4; ++i) {
+        INFO("packet " << i);
+        const std::vector<uint8_t>& frame = f.packets[i].frame;
+        REQUIRE(frame.size() == rig.headers() + 12 + 8 + 4);
+        CHECK(frame[12] == 0x86); // ethertype IPv6
+        CHECK(frame[13] == 0xdd);
+        const uint8_t* ip = frame.data() + 14;
+        CHECK(ip[0] >> 4 == 6);
+        const uint8_t tclass = static_cast<uint8_t>((ip[0] << 4) | (ip[1] >> 4));
+        CHECK(tclass == (i % 2 ? 0x28 : 0));           // sent with it, and seen arriving with it
+        CHECK((ip[4] << 8 | ip[5]) == 8 + 12 + 8 + 4); // payload length: the UDP datagram
+        CHECK(ip[6] == 17);
+        CHECK(ip[7] == 64);
+        CHECK(std::memcmp(ip + 8, kLoopback6.data(), 16) == 0);
+        CHECK(std::memcmp(ip + 24, kLoopback6.data(), 16) == 0);
+        CHECK(roce(f.packets[i]) == rig.on_the_wire(i % 2 ? b : a));
+        // The ICRC of the IPv6 packet as captured is the one it carries.
+        CHECK(emu::wire::icrc_from_ip_packet(ip, frame.size() - 14) ==
+              emu::wire::stored_icrc_of_ip_packet(ip, frame.size() - 14));
+        CHECK(f.packets[i].comment.empty());
+    }
+}
+
+TEST_CASE("link capture: an IPv6 packet with a wrong ICRC is dropped, no IP ID to speak of",
+          "[pcap][link][ipv6][faults]") {
+    if (!ipv6_loopback()) return;
+    FaultConfig faults;
+    faults.corrupt = 1;
+    faults.seed = 3;
+    Rig rig(faults, kLoopback6);
+    rig.send(Rig::packet(50));
+    rig.run_for(std::chrono::milliseconds(20));
+    auto f = rig.capture();
+    REQUIRE(f.packets.size() == 2);                    // sent, received
+    if (roce(f.packets[0])[4] != Rig::packet(50)[4]) { // BTH byte 4 is masked
+        CHECK(rig.delivered.size() == 1);
+        return;
+    }
+    CHECK(f.packets[1].comment ==
+          "rdmaemu: ICRC wrong: dropped by this NIC (counted in icrc_errors)");
+    CHECK(rig.delivered.empty());
+    CHECK(rig.link->counters().icrc_errors == 1);
+    CHECK(rig.link->counters().icrc_ipv4_id_recovered == 0);
 }

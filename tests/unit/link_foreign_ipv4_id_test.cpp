@@ -64,12 +64,12 @@ struct Rig {
         UniqueFd sock = socket_on("127.0.0.1", &port);
         PcapWriter pcap;
         REQUIRE(pcap.open(path));
-        link = std::make_unique<UdpLink>(io, std::move(sock), in_addr{addr("127.0.0.1")}, port,
+        link = std::make_unique<UdpLink>(io, std::move(sock),
+                                         emu::wire::IpAddress::from_ipv4(addr("127.0.0.1")), port,
                                          FaultConfig{}, std::move(pcap), log);
         link->set_ipv4_id_policy(policy);
-        link->start([this](const sockaddr_in&, uint8_t* data, size_t len, const uint8_t*, uint8_t) {
-            delivered.emplace_back(data, data + len);
-        });
+        link->start([this](const emu::wire::IpEndpoint&, uint8_t* data, size_t len, const uint8_t*,
+                           const nicsim::IpFields&) { delivered.emplace_back(data, data + len); });
     }
 
     // An RC SEND Only with 8 bytes of payload, its ICRC for `from`:`from_port` -> the link with

@@ -9,7 +9,8 @@
 # Checks (default: all, in this order):
 #   hw_devices hw_devinfo hw_rc_pingpong hw_ib_write_bw hw_ib_read_lat hw_ib_send_bw
 #   mixed_devices mixed_rc_pingpong_rxe0 mixed_rc_pingpong_emu0 trace_rc_pingpong hw_suite
-#   interop_rc_pingpong interop_ud_srq interop_perftest interop_rdma_cm interop_counters interop_lossy
+#   interop_rc_pingpong interop_ud_srq interop_perftest interop_rdma_cm interop_wire interop_counters
+#   interop_lossy interop_ipv6
 # hw_*: through our library with RDMAEMU_MODE=hardware, compared with the same program without
 # it; mixed_*: RDMAEMU_MODE=mixed with an emulated host up (rdmaemu up --hosts 1);
 # trace_*: the same ibv_rc_pingpong on emu0 (emulated) and on rxe0 (hardware), RDMAEMU_TRACE of
@@ -35,8 +36,8 @@ else
 fi
 all=(hw_devices hw_devinfo hw_rc_pingpong hw_ib_write_bw hw_ib_read_lat hw_ib_send_bw
      mixed_devices mixed_rc_pingpong_rxe0 mixed_rc_pingpong_emu0 trace_rc_pingpong hw_suite
-     interop_rc_pingpong interop_ud_srq interop_perftest interop_rdma_cm interop_counters
-     interop_lossy)
+     interop_rc_pingpong interop_ud_srq interop_perftest interop_rdma_cm interop_wire
+     interop_counters interop_lossy interop_ipv6)
 checks=("$@")
 ((${#checks[@]})) || checks=("${all[@]}")
 

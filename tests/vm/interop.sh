@@ -6,15 +6,27 @@
 # every packet between them crosses the veth as it would cross a network: rxe sends its own
 # source port per QP, DF and an incrementing IP ID, and checks our ICRCs; we check its.
 #   interop_rc_pingpong   ibv_rc_pingpong -s 1, 4096, 65536, 1 MiB, -e; each side as server
-#   interop_ud_srq        ibv_ud_pingpong, ibv_srq_pingpong; each side as server
+#   interop_ud_srq        ibv_ud_pingpong, ibv_srq_pingpong, --chk; each side as server
 #   interop_perftest      ib_{send,write,read,atomic}_{bw,lat}; each side as server
-#   interop_lossy         ibv_rc_pingpong 64 KiB with rdmaemu up --drop 0.01 on our side
+#   interop_wire          a capture on the veth itself (wire_capture.py): RC, UD, WRITE and READ
+#                         traffic both ways, every ICRC right for the header it had on the wire
+#   interop_lossy         ibv_rc_pingpong 64 KiB, ib_write_bw and ib_read_bw 64 KiB with rdmaemu
+#                         up --drop 0.01 on our side and netem loss 1% on rxe's, each side as
+#                         server, captured on the veth: both sides NAK gaps and resend
 #   interop_rdma_cm       rping -C 10 -V and ib_send_bw -R through rdma_cm: our CM and the Linux
 #                         kernel's (ib_cm, rdma_cm) set the connection up; each side as server
 #   interop_counters      our icrc_errors 0 and icrc_ipv4_id_recovered > 0 (rxe's IDs verified),
 #                         no "bad ICRC" from rxe in the kernel log, no rxe QP that gave up, our
 #                         capture's every ICRC right for its recorded header (icrc_check.py)
-# The capture goes to $RDMAEMU_VM_OUT/interop.pcap for tshark on the host (run_checks.sh).
+#   interop_ipv6          the veth's ends also get fd14::1/64 (rxe1 lists it as a RoCE v2 GID)
+#                         and fd14::2/64, where a second set's host runs (a host is of one IP
+#                         version): ibv_rc_pingpong --chk -s 1 and 64 KiB, ibv_ud_pingpong --chk
+#                         with rxe1's IPv6 GID and rping by IPv6 address, each side as server;
+#                         our icrc_errors and wrong_source
+#                         0, no "bad ICRC" from rxe, no rxe QP that gave up, every ICRC of our
+#                         capture right (over IPv6 nothing is recovered: the check is whole)
+# The captures go to $RDMAEMU_VM_OUT: our host's interop.pcap and interop6.pcap, the veth's
+# veth.pcap and veth-lossy.pcap, for tshark on the host (run_checks.sh).
 
 IOP_NS=rdmaemu-interop
 IOP_RXE_IP=10.214.0.1
@@ -22,6 +34,10 @@ IOP_EMU_IP=10.214.0.2
 IOP_RT=/tmp/rdmaemu-interop-hosts
 IOP_PCAP=/tmp/rdmaemu-interop-pcap
 IOP_DEV=rxe1
+IOP_RXE_IP6=fd14::1
+IOP_EMU_IP6=fd14::2
+IOP_RT6=/tmp/rdmaemu-interop-hosts6
+IOP_PCAP6=/tmp/rdmaemu-interop-pcap6
 iop_ready=0
 iop_gid=""
 iop_port=19000
@@ -190,35 +206,115 @@ check_interop_ud_srq() {
     iop_rxe_stats "before"
     iop_setup || { result interop_ud_srq FAIL "setup failed"; return; }
     IOP_NOTES=()
-    iop_pingpongs interop_ud_srq 100 ibv_ud_pingpong -s 1024 || return
-    iop_pingpongs interop_ud_srq 100 ibv_srq_pingpong -s 4096 || return
+    iop_pingpongs interop_ud_srq 100 ibv_ud_pingpong -s 1024 --chk || return
+    iop_pingpongs interop_ud_srq 100 ibv_srq_pingpong -s 4096 --chk || return
     result interop_ud_srq PASS "emu0 <-> $IOP_DEV: ${IOP_NOTES[*]}"
+}
+
+# iop_perftest LABEL SIDE PROG ARGS...: a perftest pair, server on SIDE, up to three tries:
+# perftest's clock calibration fails on a loaded qemu ("Correlation coefficient r^2: ... < 0.9"),
+# and then the server gives no report. Returns 1 unless both ends finished with a result line
+# (the reason in PAIR_WHY).
+iop_perftest() {
+    local label=$1 side=$2 prog=$3 try; shift 3
+    # perftest asks for max_rd_atomic = the peer's outstanding reads: rxe offers 128, our device
+    # (like mlx5) takes at most 16, so both sides are told 16.
+    local o=()
+    [[ $prog == ib_read_* || $prog == ib_atomic_* ]] && o=(-o 16)
+    for try in 1 2 3; do
+        iop_pair "$label.$try" "$side" 120 -- "$prog" "${o[@]}" "$@"
+        [ "$PAIR_SRV_RC" -eq 0 ] && [ "$PAIR_CLI_RC" -eq 0 ] && break
+        grep -qE "Correlation coefficient|Can't produce a report" "$work/$label.$try.server" "$work/$label.$try.client" || break
+    done
+    PAIR_WHY=$(pair_why "$label.$try")
+    [ "$PAIR_SRV_RC" -eq 0 ] && [ "$PAIR_CLI_RC" -eq 0 ] &&
+        grep -qE '^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+([0-9.]+|inf)' "$work/$label.$try.client"
 }
 
 check_interop_perftest() {
     iop_rxe_stats "before"
     iop_setup || { result interop_perftest FAIL "setup failed"; return; }
-    local prog side notes=() try label
+    local prog side notes=()
     for prog in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat; do
         for side in emu rxe; do
-            for try in 1 2 3; do
-                label=interop_$prog.$side.$try
-                # perftest asks for max_rd_atomic = the peer's outstanding reads: rxe offers
-                # 128, our device (like mlx5) takes at most 16, so both sides are told 16.
-                local o=()
-                [[ $prog == ib_read_* || $prog == ib_atomic_* ]] && o=(-o 16)
-                iop_pair "$label" "$side" 120 -- "$prog" -n 200 "${o[@]}"
-                [ "$PAIR_SRV_RC" -eq 0 ] && [ "$PAIR_CLI_RC" -eq 0 ] && break
-                grep -qE "Correlation coefficient|Can't produce a report" "$work/$label.server" "$work/$label.client" || break
-            done
-            if [ "$PAIR_SRV_RC" -ne 0 ] || [ "$PAIR_CLI_RC" -ne 0 ] ||
-                ! grep -qE '^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+([0-9.]+|inf)' "$work/$label.client"; then
-                result interop_perftest FAIL "$prog -n 200, server on $side: $(pair_why "$label")"; return
-            fi
+            iop_perftest "interop_$prog.$side" "$side" "$prog" -n 200 ||
+                { result interop_perftest FAIL "$prog -n 200, server on $side: $PAIR_WHY"; return; }
             notes+=("$prog/$side")
         done
     done
     result interop_perftest PASS "emu0 <-> $IOP_DEV, each side as server: ${notes[*]}"
+}
+
+# wire_start FILE IFACE: a capture of the RoCE v2 packets on our end of the veth (both
+# directions, as they cross it) into $out/FILE, until wire_stop. Returns 1 when it cannot start.
+wire_start() {
+    rm -f "$work/wire.ready"
+    ip netns exec "$IOP_NS" python3 "$here/wire_capture.py" "$2" "$out/$1" "$work/wire.ready" \
+        >"$work/wire.out" 2>&1 &
+    WIRE_PID=$!
+    local i
+    for ((i = 0; i < 100; i++)); do
+        [ -e "$work/wire.ready" ] && return 0
+        kill -0 "$WIRE_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    cat "$work/wire.out" >>"$LOG"
+    return 1
+}
+wire_stop() {
+    kill -TERM "$WIRE_PID" 2>/dev/null
+    wait "$WIRE_PID"
+    cat "$work/wire.out" >>"$LOG"
+}
+
+# What crossed the veth, captured on it (not what either end recorded): RC SENDs of 4 KiB and
+# 64 KiB, UD datagrams, RDMA WRITEs and READs, each side as server. Every packet's ICRC is right
+# for the header it had on the wire (rxe's with the IP IDs it chose, ours with ID 0), checked by
+# icrc_check.py; interop_tshark decodes the file on the host.
+check_interop_wire() {
+    iop_setup || { result interop_wire FAIL "setup failed"; return; }
+    wire_start veth.pcap vemu || { result interop_wire FAIL "wire_capture.py did not start on vemu"; return; }
+    IOP_NOTES=()
+    local ok=1 side prog
+    iop_pingpongs interop_wire 20 ibv_rc_pingpong -s 4096 --chk &&
+        iop_pingpongs interop_wire 5 ibv_rc_pingpong -s 65536 --chk &&
+        iop_pingpongs interop_wire 20 ibv_ud_pingpong -s 1024 --chk || ok=0
+    if ((ok)); then
+        for prog in ib_write_bw ib_read_bw; do
+            for side in emu rxe; do
+                iop_perftest "interop_wire_$prog.$side" "$side" "$prog" -n 20 -s 65536 ||
+                    { result interop_wire FAIL "$prog -n 20 -s 65536, server on $side: $PAIR_WHY"; ok=0; break 2; }
+                IOP_NOTES+=("$prog/$side")
+            done
+        done
+    fi
+    wire_stop
+    ((ok)) || return # the failing pair said why
+    local icrc_check=$here/icrc_check.py
+    [ -f "$icrc_check" ] || icrc_check=/rdmaemu-it/icrc_check.py
+    local sides
+    sides=$(python3 - "$out/veth.pcap" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+count = {}
+off = 24
+while off + 16 <= len(data):
+    n = struct.unpack_from("<I", data, off + 8)[0]
+    frame = data[off + 16:off + 16 + n]
+    src = ".".join(str(b) for b in frame[26:30])
+    count[src] = count.get(src, 0) + 1
+    off += 16 + n
+print(" ".join(f"{k}={v}" for k, v in sorted(count.items())))
+PY
+)
+    log "packets on the veth per source: $sides"
+    if ! grep -q "$IOP_RXE_IP=" <<<"$sides" || ! grep -q "$IOP_EMU_IP=" <<<"$sides"; then
+        result interop_wire FAIL "the veth capture lacks one side: $sides"
+    elif ! logrun python3 "$icrc_check" "$out/veth.pcap"; then
+        result interop_wire FAIL "icrc_check.py: a packet's ICRC is wrong for the header it had on the wire (log)"
+    else
+        result interop_wire PASS "captured on the veth: $sides packets, every ICRC right for its header on the wire ($(grep -o 'the kernel dropped.*' "$work/wire.out")): ${IOP_NOTES[*]}"
+    fi
 }
 
 check_interop_lossy() {
@@ -226,14 +322,66 @@ check_interop_lossy() {
     iop_counters_before_loss
     iop_down
     iop_up --drop 0.01 --seed 16 || { result interop_lossy FAIL "rdmaemu up --drop 0.01 failed"; return; }
+    # --drop loses packets we send; netem on rxe1's end of the veth loses 1% of what rxe sends us,
+    # so each side sees sequence gaps, NAKs them and answers the other's NAKs.
+    logrun tc qdisc add dev vrxe root netem loss 1% ||
+        { result interop_lossy FAIL "tc qdisc add dev vrxe root netem loss 1% failed (sch_netem missing in the VM?)"; return; }
     IOP_NOTES=()
-    iop_pingpongs interop_lossy 100 ibv_rc_pingpong -s 65536 --chk || return
+    # The veth capture shows both recoveries as they happen (docs/interop.md's timings).
+    wire_start veth-lossy.pcap vemu || { tc qdisc del dev vrxe root; result interop_lossy FAIL "wire_capture.py did not start on vemu"; return; }
+    local ok=1 prog side
+    iop_pingpongs interop_lossy 100 ibv_rc_pingpong -s 65536 --chk || ok=0
+    if ((ok)); then
+        for prog in ib_write_bw ib_read_bw; do
+            for side in emu rxe; do
+                iop_perftest "interop_lossy_$prog.$side" "$side" "$prog" -n 100 -s 65536 ||
+                    { result interop_lossy FAIL "$prog -n 100 under --drop 0.01, server on $side: $PAIR_WHY"; ok=0; break 2; }
+                IOP_NOTES+=("$prog/$side ${PAIR_SECS}s")
+            done
+        done
+    fi
+    wire_stop
+    logrun tc -s qdisc show dev vrxe
+    local netem_drops
+    netem_drops=$(tc -s qdisc show dev vrxe | grep -o 'dropped [0-9]*' | head -1 | cut -d' ' -f2)
+    tc qdisc del dev vrxe root
+    ((ok)) || return
     iop_rdmaemu status --json >"$work/interop.lossy.json"
-    local drops
+    local drops naks
     drops=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hosts"][0]["counters"]["fault_drops"])' "$work/interop.lossy.json")
     log "--- rxe1 after the lossy runs:"; logrun rdma statistic show link "$IOP_DEV/1"
-    ((drops > 0)) || { result interop_lossy FAIL "--drop 0.01 dropped nothing"; return; }
-    result interop_lossy PASS "$drops of our packets dropped, rxe's retransmissions and ours recovered them: ${IOP_NOTES[*]}"
+    naks=$(iop_naks "$out/veth-lossy.pcap")
+    log "NAKs (PSN sequence error) on the veth per sender: $naks"
+    read -r nak_rxe nak_emu <<<"$naks"
+    if ((drops == 0)); then result interop_lossy FAIL "--drop 0.01 dropped nothing"
+    elif ((${netem_drops:-0} == 0)); then result interop_lossy FAIL "netem dropped none of rxe's packets"
+    elif ((nak_rxe == 0 || nak_emu == 0)); then
+        result interop_lossy FAIL "a side sent no NAK for a sequence gap (rxe $nak_rxe, ours $nak_emu)"
+    else
+        result interop_lossy PASS "$drops of our packets dropped (--drop) and $netem_drops of rxe's (netem); NAKs for the gaps: rxe $nak_rxe, ours $nak_emu, each answered by the other's go-back-N: ${IOP_NOTES[*]}"
+    fi
+}
+
+# iop_naks PCAP: "RXE OURS", the NAKs (PSN sequence error, AETH syndrome 0x60) each side sent in
+# a capture of the veth.
+iop_naks() {
+    python3 - "$1" "$IOP_RXE_IP" "$IOP_EMU_IP" <<'PY'
+import socket, struct, sys
+data = open(sys.argv[1], "rb").read()
+naks = {sys.argv[2]: 0, sys.argv[3]: 0}
+off = 24
+while off + 16 <= len(data):
+    n = struct.unpack_from("<I", data, off + 8)[0]
+    f = data[off + 16:off + 16 + n]
+    off += 16 + n
+    if len(f) < 14 + 20 + 8 + 16 or f[12:14] != b"\x08\x00":
+        continue
+    bth = 14 + (f[14] & 0x0F) * 4 + 8
+    if f[bth] == 0x11 and f[bth + 12] == 0x60:  # ACKNOWLEDGE, AETH syndrome NAK PSN sequence error
+        src = socket.inet_ntoa(f[26:30])
+        naks[src] = naks.get(src, 0) + 1
+print(naks[sys.argv[2]], naks[sys.argv[3]])
+PY
 }
 
 # Our counters and rxe's after the clean checks (before the lossy one restarts the host).
@@ -285,5 +433,96 @@ print(c["icrc_errors"], c["icrc_ipv4_id_recovered"], c["rx_packets"], c["wrong_s
     elif ((icrc_warn != 0)); then result interop_counters FAIL "rxe logged $icrc_warn 'bad ICRC' for our packets"
     elif [ -n "$bad" ]; then result interop_counters FAIL "rxe's QPs gave up: $bad"
     else result interop_counters PASS "icrc_errors=0, $recovered of $rx rxe packets verified with their IP ID recovered (policy $policy); rxe: no 'bad ICRC', no QP gave up (recovery: $recovery); $cap"
+    fi
+}
+
+# rxe1's GID index whose GID is $1 (sysfs's form) and type RoCE v2, waiting up to 10 s for the
+# kernel to list it (roce_gid_mgmt adds one per address of the netdev); empty when none comes.
+iop_find_gid() {
+    local want=$1 i f
+    for i in $(seq 100); do
+        for f in /sys/class/infiniband/$IOP_DEV/ports/1/gids/*; do
+            if [ "$(cat "$f" 2>/dev/null)" = "$want" ] &&
+                [ "$(cat "/sys/class/infiniband/$IOP_DEV/ports/1/gid_attrs/types/${f##*/}" 2>/dev/null)" = "RoCE v2" ]; then
+                echo "${f##*/}"; return
+            fi
+        done
+        sleep 0.1
+    done
+}
+
+check_interop_ipv6() {
+    iop_setup || { result interop_ipv6 FAIL "setup failed"; return; }
+    logrun ip -6 addr add "$IOP_RXE_IP6/64" dev vrxe nodad &&
+        logrun ip -n "$IOP_NS" -6 addr add "$IOP_EMU_IP6/64" dev vemu nodad ||
+        { result interop_ipv6 FAIL "cannot give the veth IPv6 addresses (IPv6 off in the VM?)"; return; }
+    local gid6
+    gid6=$(iop_find_gid "fd14:0000:0000:0000:0000:0000:0000:0001")
+    [ -n "$gid6" ] || { result interop_ipv6 FAIL "$IOP_DEV lists no RoCE v2 GID for $IOP_RXE_IP6"; return; }
+    logrun ibv_devinfo -d "$IOP_DEV" -v
+    rm -rf "$IOP_RT6" "$IOP_PCAP6"; mkdir -m 700 -p "$IOP_RT6"
+    logrun ip netns exec "$IOP_NS" env RDMAEMU_RUNTIME_DIR="$IOP_RT6" "$B/bin/rdmaemu" up --hosts 1 \
+        --address "$IOP_EMU_IP6" --pcap "$IOP_PCAP6" --pcap-limit 50000000 ||
+        { result interop_ipv6 FAIL "rdmaemu up --address $IOP_EMU_IP6 failed"; return; }
+    local icrc_warn_before
+    icrc_warn_before=$(dmesg 2>/dev/null | grep -c 'bad ICRC')
+    iop_rxe_stats "before the IPv6 runs"
+    # The pairs as the IPv4 ones, on the IPv6 set and with rxe1's IPv6 GID; the programs' TCP
+    # side channels still go by IPv4 (their servers listen on 0.0.0.0).
+    local rt4=$IOP_RT gid4=$iop_gid
+    IOP_RT=$IOP_RT6 iop_gid=$gid6
+    IOP_NOTES=()
+    local ok=1
+    iop_pingpongs interop_ipv6 50 ibv_rc_pingpong -s 1 --chk &&
+        iop_pingpongs interop_ipv6 50 ibv_rc_pingpong -s 65536 --chk &&
+        iop_pingpongs interop_ipv6 50 ibv_ud_pingpong -s 1024 --chk || ok=0
+    # rdma_cm by IPv6 address, our CM and the kernel's: rping each side as server.
+    local side label
+    for side in emu rxe; do
+        ((ok)) || break
+        label=interop_rping6.$side
+        SERVER_ARGS=(-s -a ADDR -p 7176 -C 10 -S 4096 -V -v)
+        CLIENT_ARGS=(-c -a ADDR -p 7176 -C 10 -S 4096 -V -v)
+        IOP_EMU_IP=$IOP_EMU_IP6 IOP_RXE_IP=$IOP_RXE_IP6 iop_cm_pair "$label" "$side" -- rping
+        if [ "$PAIR_SRV_RC" -ne 0 ] || [ "$PAIR_CLI_RC" -ne 0 ] ||
+            [ "$(grep -c '^ping data: rdma-ping-' "$work/$label.client")" -ne 10 ]; then
+            result interop_ipv6 FAIL "rping -a <IPv6>, server on $side: server $PAIR_SRV_RC, client $PAIR_CLI_RC: $(tail -3 "$work/$label.client" | tr '\n' ' ')"
+            ok=0
+        else
+            IOP_NOTES+=("rping/$side ${PAIR_SECS}s")
+        fi
+    done
+    iop_rdmaemu status --json >"$work/interop6.status.json"
+    iop_rdmaemu status >>"$LOG" 2>&1
+    iop_rdmaemu down >/dev/null 2>&1
+    IOP_RT=$rt4 iop_gid=$gid4
+    ((ok)) || return # iop_pingpongs said why
+    cp "$IOP_PCAP6/host1.pcap" "$out/interop6.pcap" 2>/dev/null
+    rdma statistic show link "$IOP_DEV/1" >"$work/interop6.rxe.stats" 2>&1
+    cat "$work/interop6.rxe.stats" >>"$LOG"
+    local c icrc wrong rx
+    c=$(python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["hosts"][0]["counters"]
+print(c["icrc_errors"], c["wrong_source"], c["rx_packets"])
+' "$work/interop6.status.json")
+    read -r icrc wrong rx <<<"$c"
+    log "our IPv6 host: icrc_errors=$icrc wrong_source=$wrong rx_packets=$rx"
+    local icrc_warn bad
+    icrc_warn=$(($(dmesg 2>/dev/null | grep -c 'bad ICRC') - icrc_warn_before))
+    bad=$(tr ' ' '\n' <"$work/interop6.rxe.stats" | paste - - 2>/dev/null |
+        awk '$1 ~ /^(retry_exceeded_err|retry_rnr_exceeded_err)$/ && $2 != 0 {printf "%s=%s ", $1, $2}')
+    local icrc_check=$here/icrc_check.py
+    [ -f "$icrc_check" ] || icrc_check=/rdmaemu-it/icrc_check.py
+    if [ ! -s "$out/interop6.pcap" ]; then result interop_ipv6 FAIL "no IPv6 capture"
+    elif ! logrun python3 "$icrc_check" "$out/interop6.pcap"; then
+        result interop_ipv6 FAIL "icrc_check.py: a captured IPv6 packet's ICRC is wrong"
+    elif ((icrc != 0)); then result interop_ipv6 FAIL "icrc_errors=$icrc for rxe's IPv6 traffic"
+    elif ((wrong != 0)); then result interop_ipv6 FAIL "wrong_source=$wrong"
+    elif ((rx < 100)); then result interop_ipv6 FAIL "only $rx packets from rxe"
+    elif ((icrc_warn != 0)); then result interop_ipv6 FAIL "rxe logged $icrc_warn 'bad ICRC' for our IPv6 packets"
+    elif [ -n "$bad" ]; then result interop_ipv6 FAIL "rxe's QPs gave up: $bad"
+    else
+        result interop_ipv6 PASS "emu0 on $IOP_EMU_IP6 <-> $IOP_DEV GID $gid6 ($IOP_RXE_IP6): ${IOP_NOTES[*]}; icrc_errors=0 of $rx, rxe: no 'bad ICRC', no QP gave up; every captured ICRC right"
     fi
 }

@@ -1,6 +1,7 @@
 #include "daemon.h"
 
 #include "emu/ipc/control_client.h"
+#include "emu/wire/ip_address.h"
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -20,18 +21,26 @@ namespace rdmaemu {
 
 namespace {
 
-// 0 when UDP addr:port can be bound (and is released again), else errno.
-int try_bind(uint32_t addr_host_order, int port) {
-    int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+// 0 when UDP addr:port can be bound (and is released again), else errno. An IPv6 address is
+// bound as nicsimd binds it, IPv6 only (net/roce_port.h).
+int try_bind(const emu::wire::IpAddress& address, int port) {
+    const int family = address.family();
+    int fd = ::socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return errno;
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(addr_host_order);
-    int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    if (family == AF_INET6) {
+        int on = 1;
+        ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+    }
+    sockaddr_storage addr;
+    const socklen_t len = emu::wire::to_sockaddr({address, static_cast<uint16_t>(port)}, addr);
+    int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), len);
     int err = rc == 0 ? 0 : errno;
     ::close(fd);
     return err;
+}
+
+int try_bind(uint32_t addr_host_order, int port) {
+    return try_bind(emu::wire::IpAddress::from_ipv4(htonl(addr_host_order)), port);
 }
 
 } // namespace
@@ -50,15 +59,16 @@ bool port_held_on_all_addresses(int port) {
     return try_bind(INADDR_ANY, port) == EADDRINUSE;
 }
 
-int address_bindable(const std::string& ipv4, int port) {
-    in_addr a{};
-    if (inet_pton(AF_INET, ipv4.c_str(), &a) != 1) return EINVAL;
-    return try_bind(ntohl(a.s_addr), port);
+int address_bindable(const std::string& address, int port) {
+    auto a = emu::wire::IpAddress::parse(address);
+    if (!a) return EINVAL;
+    return try_bind(*a, port);
 }
 
 pid_t spawn_detached(const std::vector<std::string>& argv, int output_fd) {
     // Everything the child needs is prepared here: after fork only async-signal-safe calls.
     std::vector<char*> cargv;
+    cargv.reserve(argv.size() + 1);
     for (const auto& a : argv)
         cargv.push_back(const_cast<char*>(a.c_str()));
     cargv.push_back(nullptr);

@@ -22,8 +22,8 @@ bool subnet_free(int subnet, int port);
 // True when something holds `port` on every address (0.0.0.0), as Linux Soft-RoCE (rdma_rxe)
 // does with 4791 once it is loaded.
 bool port_held_on_all_addresses(int port);
-// 0 when UDP `ipv4`:port (dotted quad) can be bound now (and is released again), else errno.
-int address_bindable(const std::string& ipv4, int port);
+// 0 when UDP `address`:port (IPv4 or IPv6) can be bound now (and is released again), else errno.
+int address_bindable(const std::string& address, int port);
 
 // Starts `argv` (argv[0] is the program's path) in a new session, stdin from /dev/null and
 // stdout/stderr to `output_fd` (the daemon's log), so it outlives rdmaemu and its terminal.

@@ -134,8 +134,12 @@ void print_text(const std::string& runtime, const std::vector<HostStatus>& all) 
                     member_text(d, "address").c_str(), member_text(d, "device").c_str(),
                     member_text(d, "daemon_pid").c_str(), member_text(d, "mtu").c_str(),
                     member_text(d, "gid").c_str());
-        // How IPv4 peers that send an IP ID are checked (docs/interop.md).
-        if (member(d, "icrc_ipv4")) {
+        // How IPv4 peers that send an IP ID are checked (docs/interop.md); an IPv6 host has no
+        // such policy.
+        if (member_text(d, "address").find(':') != std::string::npos) {
+            std::printf("  icrc: checked whole for every peer (IPv6: every field it covers is "
+                        "known)\n");
+        } else if (member(d, "icrc_ipv4")) {
             const std::string policy = member_text(d, "icrc_ipv4");
             std::printf("  icrc: --icrc-ipv4 %s (%s)\n", policy.c_str(),
                         policy == "recover-id"
@@ -154,6 +158,7 @@ int status(const ParsedArgs& args) {
     std::string runtime = runtime_dir_abs();
     auto hosts = load_hosts(runtime);
     std::vector<HostStatus> all;
+    all.reserve(hosts.size());
     for (const auto& h : hosts)
         all.push_back(query_host(h));
     bool valid = true;

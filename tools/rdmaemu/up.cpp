@@ -3,11 +3,12 @@
 #include "daemon.h"
 #include "emu/paths.h"
 #include "emu/private_files.h"
+#include "emu/wire/ip_address.h"
 #include "hostset.h"
 #include "locations.h"
 #include "set_network.h"
 
-#include <arpa/inet.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -44,8 +45,9 @@ constexpr OptionSpec kOptions[] = {
     {"hosts", "N", "number of hosts to start (1-254)"},
     {"subnet", "S", "put host i on 127.0.S.i (0..254; default: the first S whose port is free)"},
     {"address", "A1[,A2...]",
-     "put host i on the i-th address instead (IPv4, one per host): an address of this machine, "
-     "of a network namespace or of a VM's tap, so that hosts on other machines reach it"},
+     "put host i on the i-th address instead (one per host, all IPv4 or all IPv6): an address "
+     "of this machine, of a network namespace or of a VM's tap, so that hosts on other machines "
+     "reach it"},
     {"icrc-ipv4", "POLICY",
      "IPv4 peers that send an IP ID (Linux Soft-RoCE): recover-id finds it from the ICRC, a "
      "16-bit check, counted in icrc_ipv4_id_recovered (default); id-zero drops their packets",
@@ -174,8 +176,9 @@ std::string joined(const std::vector<std::string>& addresses) {
     return out;
 }
 
-// --address A1,A2,...: one IPv4 address per host, each bindable on the port now. Returns an
-// error message.
+// --address A1,A2,...: one address per host, all IPv4 or all IPv6 (a host's socket speaks its
+// address's family, and hosts of two families cannot talk), each bindable on the port now; `out`
+// gets them as nicsimd prints them. Returns an error message.
 std::optional<std::string> parse_addresses(const std::string& text, int count, int port,
                                            std::vector<std::string>& out) {
     size_t at = 0;
@@ -189,20 +192,25 @@ std::optional<std::string> parse_addresses(const std::string& text, int count, i
         return "--address gives " + std::to_string(out.size()) + " address" +
                (out.size() == 1 ? "" : "es") + " for " + std::to_string(count) + " host" +
                (count == 1 ? "" : "s") + ": one per host";
+    std::optional<emu::wire::IpAddress> first;
     for (size_t i = 0; i < out.size(); ++i) {
-        in6_addr six{};
-        if (inet_pton(AF_INET6, out[i].c_str(), &six) == 1)
-            return "--address " + out[i] +
-                   ": IPv6 hosts are not supported yet (the emulated wire is IPv4: its GIDs are "
-                   "IPv4-mapped); give an IPv4 address";
-        in_addr four{};
-        if (inet_pton(AF_INET, out[i].c_str(), &four) != 1)
-            return "--address: not an IPv4 address: " + out[i];
+        auto a = emu::wire::IpAddress::parse(out[i]);
+        if (!a) return "--address: not an IPv4 or IPv6 address: " + out[i];
+        if (std::string why = emu::wire::host_address_fault(*a); !why.empty())
+            return "--address: " + why;
+        if (!first) first = a;
+        if (a->is_ipv4() != first->is_ipv4())
+            return "--address mixes IPv4 (" + (a->is_ipv4() ? *a : *first).text() + ") and IPv6 (" +
+                   (a->is_ipv4() ? *first : *a).text() +
+                   "): a host speaks its address's IP version only, so hosts of the two could not "
+                   "talk; start one set per version";
+        out[i] = a->text(); // as nicsimd and status write it
         for (size_t j = 0; j < i; ++j)
             if (out[j] == out[i]) return "--address: " + out[i] + " is given twice";
         if (int err = address_bindable(out[i], port))
-            return "cannot bind UDP " + out[i] + ":" + std::to_string(port) + " for host " +
-                   std::to_string(i + 1) + ": " + std::strerror(err) +
+            return "cannot bind UDP " + (a->is_ipv4() ? out[i] : "[" + out[i] + "]") + ":" +
+                   std::to_string(port) + " for host " + std::to_string(i + 1) + ": " +
+                   std::strerror(err) +
                    (err == EADDRNOTAVAIL ? " (not an address of this machine or network namespace)"
                     : err == EADDRINUSE  ? " (another set or Linux Soft-RoCE holds it: "
                                            "--udp-port)"
@@ -331,12 +339,24 @@ void print_table(const std::string& runtime, const std::vector<HostEntry>& hosts
     std::printf("faults:  %s\n", faults_summary(args).c_str());
     std::printf("capture: %s\n", pcap_dir.empty() ? "off" : (pcap_dir + "/host<i>.pcap").c_str());
     std::printf("netdevs: %s\n\n", network.c_str());
-    std::printf("%-5s %-13s %-7s %-21s %s\n", "HOST", "ADDRESS", "DEVICE", "GID",
-                pcap_dir.empty() ? "LOG" : "LOG / PCAP");
+    // The GID is the address (IPv4-mapped for IPv4); the columns as wide as the longest.
+    std::vector<std::string> gids;
+    int address_width = 13, gid_width = 21;
     for (const auto& h : hosts) {
-        std::printf("%-5d %-13s %-7s %-21s %s\n", h.index, h.address.c_str(), h.device.c_str(),
-                    ("::ffff:" + h.address).c_str(), h.log.c_str());
-        if (!pcap_dir.empty()) std::printf("%50s%s\n", "", pcap_path(pcap_dir, h.index).c_str());
+        auto a = emu::wire::IpAddress::parse(h.address);
+        gids.push_back(a ? a->gid_text() : "?");
+        address_width = std::max(address_width, static_cast<int>(h.address.size()));
+        gid_width = std::max(gid_width, static_cast<int>(gids.back().size()));
+    }
+    std::printf("%-5s %-*s %-7s %-*s %s\n", "HOST", address_width, "ADDRESS", "DEVICE", gid_width,
+                "GID", pcap_dir.empty() ? "LOG" : "LOG / PCAP");
+    for (size_t i = 0; i < hosts.size(); ++i) {
+        const HostEntry& h = hosts[i];
+        std::printf("%-5d %-*s %-7s %-*s %s\n", h.index, address_width, h.address.c_str(),
+                    h.device.c_str(), gid_width, gids[i].c_str(), h.log.c_str());
+        if (!pcap_dir.empty())
+            std::printf("%*s%s\n", 5 + 1 + address_width + 1 + 7 + 1 + gid_width + 1, "",
+                        pcap_path(pcap_dir, h.index).c_str());
     }
     std::printf("\nRun a program on a host:  rdmaemu run --host 1 -- ibv_devinfo\n");
     if (const char* env = std::getenv("RDMAEMU_RUNTIME_DIR"); env && *env)

@@ -1,6 +1,7 @@
 // RoCE v2 ICRC: see emu/wire/icrc.h.
 #include "emu/wire/icrc.h"
 #include "emu/wire/ipv4_header.h"
+#include "emu/wire/ipv6_header.h"
 
 #include <isa-l/crc.h>
 
@@ -31,7 +32,7 @@ constexpr size_t kBth = 12;
 constexpr size_t kIcrc = 4;
 constexpr size_t kUdp = 8;
 constexpr size_t kIpv4 = kIpv4HeaderLength;
-constexpr size_t kIpv6 = 40;
+constexpr size_t kIpv6 = kIpv6HeaderLength;
 constexpr size_t kMaxIpHeader = 60; // IPv4 with options
 
 // CRC register after the 8-byte 0xFF prefix, the masked IP and UDP headers and the masked BTH
@@ -86,7 +87,29 @@ uint32_t icrc(const Ipv4Flow& f, const uint8_t* udp_payload, size_t len_without_
     return icrc_over(ip, kIpv4, udp, udp_payload, len_without_icrc);
 }
 
-void finish_icrc(const Ipv4Flow& f, uint8_t* packet, size_t len) {
+uint32_t icrc(const Ipv6Flow& f, const uint8_t* udp_payload, size_t len_without_icrc) {
+    if (len_without_icrc < kBth) return 0;
+    const size_t udp_len = kUdp + len_without_icrc + kIcrc;
+    uint8_t ip[kIpv6];
+    Ipv6Header header;
+    header.src_addr = f.src_addr;
+    header.dst_addr = f.dst_addr;
+    header.payload_length = static_cast<uint16_t>(udp_len);
+    put_ipv6_header(ip, header);
+    ip[0] |= 0x0F;                // traffic class, high nibble
+    ip[1] = ip[2] = ip[3] = 0xFF; // traffic class, low nibble, and the flow label
+    ip[7] = 0xFF;                 // hop limit
+    uint8_t udp[kUdp];
+    put16(udp, f.src_port);
+    put16(udp + 2, f.dst_port);
+    put16(udp + 4, static_cast<uint16_t>(udp_len));
+    udp[6] = udp[7] = 0xFF;
+    return icrc_over(ip, kIpv6, udp, udp_payload, len_without_icrc);
+}
+
+namespace {
+
+template <typename Flow> void finish(const Flow& f, uint8_t* packet, size_t len) {
     if (len < kBth + kIcrc) return;
     uint32_t c = icrc(f, packet, len - kIcrc);
     uint8_t* p = packet + len - kIcrc;
@@ -96,9 +119,46 @@ void finish_icrc(const Ipv4Flow& f, uint8_t* packet, size_t len) {
     p[3] = static_cast<uint8_t>(c >> 24);
 }
 
-bool icrc_ok(const Ipv4Flow& f, const uint8_t* packet, size_t len) {
+template <typename Flow> bool ok(const Flow& f, const uint8_t* packet, size_t len) {
     if (len < kBth + kIcrc) return false;
     return icrc(f, packet, len - kIcrc) == get_le32(packet + len - kIcrc);
+}
+
+Ipv4Flow v4(const IpFlow& f) {
+    return {f.src_addr.ipv4(), f.dst_addr.ipv4(), f.src_port, f.dst_port};
+}
+
+Ipv6Flow v6(const IpFlow& f) {
+    return {f.src_addr.bytes, f.dst_addr.bytes, f.src_port, f.dst_port};
+}
+
+} // namespace
+
+void finish_icrc(const Ipv4Flow& f, uint8_t* packet, size_t len) {
+    finish(f, packet, len);
+}
+
+bool icrc_ok(const Ipv4Flow& f, const uint8_t* packet, size_t len) {
+    return ok(f, packet, len);
+}
+
+void finish_icrc(const Ipv6Flow& f, uint8_t* packet, size_t len) {
+    finish(f, packet, len);
+}
+
+bool icrc_ok(const Ipv6Flow& f, const uint8_t* packet, size_t len) {
+    return ok(f, packet, len);
+}
+
+void finish_icrc(const IpFlow& f, uint8_t* packet, size_t len) {
+    if (f.src_addr.is_ipv4())
+        finish(v4(f), packet, len);
+    else
+        finish(v6(f), packet, len);
+}
+
+bool icrc_ok(const IpFlow& f, const uint8_t* packet, size_t len) {
+    return f.src_addr.is_ipv4() ? ok(v4(f), packet, len) : ok(v6(f), packet, len);
 }
 
 namespace {

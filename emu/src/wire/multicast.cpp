@@ -26,6 +26,10 @@ uint32_t multicast_ipv4(const uint8_t* mgid) {
     return a;
 }
 
+IpAddress multicast_group_address(const uint8_t* mgid, bool ipv6) {
+    return ipv6 ? IpAddress::from_gid(mgid) : IpAddress::from_ipv4(multicast_ipv4(mgid));
+}
+
 void multicast_mac(const uint8_t* mgid, uint8_t mac[6]) {
     if (is_ipv4_mapped(mgid)) {
         mac[0] = 0x01;

@@ -96,13 +96,18 @@ ibv_ah* emulated::ibv_create_ah_from_wc(ibv_pd* pd, ibv_wc* wc, ibv_grh* grh, ui
     return emulated::ibv_create_ah(pd, &attr);
 }
 
-// The L2 address of a RoCE peer. Emulated hosts have MAC 02:52:<IPv4 address> (the same
-// address their node GUID is built from) and no VLAN.
+// The L2 address of a RoCE peer. Emulated hosts have MAC 02:52:<IPv4 address> (for an IPv6
+// host, 02:52 and its address's last four bytes: what their node GUID is built from) and no
+// VLAN.
 int emulated::ibv_resolve_eth_l2_from_gid(ibv_context*, ibv_ah_attr* attr, uint8_t eth_mac[6],
                                           uint16_t* vid) {
     const uint8_t* g = attr->grh.dgid.raw;
-    static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (!attr->is_global || std::memcmp(g, v4_prefix, 12) != 0) return EINVAL;
+    if (!attr->is_global) return EINVAL;
+    if (emu::wire::is_multicast_gid(g)) { // a group's MAC, as ib_resolve_eth_dmac gives it
+        emu::wire::multicast_mac(g, eth_mac);
+        if (vid) *vid = 0xffff;
+        return 0;
+    }
     eth_mac[0] = 0x02;
     eth_mac[1] = 0x52;
     std::memcpy(eth_mac + 2, g + 12, 4);

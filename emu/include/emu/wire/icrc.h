@@ -7,8 +7,13 @@
 //
 // Our nicsimd sends from a plain UDP socket, so it never sees the IP header: Ipv4Flow says what
 // the kernel will put there (an unconnected socket with IP_PMTUDISC_DO sends DF=1, IP ID=0).
+// Over IPv6 nothing is left to guess: every field the ICRC covers (version, payload length, next
+// header, addresses) is known from the socket, the others are masked (Ipv6Flow).
 #pragma once
 
+#include "emu/wire/ip_address.h"
+
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -40,6 +45,32 @@ uint32_t icrc(const Ipv4Flow& f, const uint8_t* udp_payload, size_t len_without_
 void finish_icrc(const Ipv4Flow& f, uint8_t* packet, size_t len);
 // True when the last 4 bytes hold the right ICRC for this flow. False when len < 16.
 bool icrc_ok(const Ipv4Flow& f, const uint8_t* packet, size_t len);
+
+// The parts of an IPv6 + UDP header the ICRC covers that the flow determines: version 6,
+// payload length (the UDP length), next header 17 and the addresses; traffic class, flow label
+// and hop limit are masked (A17.3.3; rxe_icrc.c: priority 0xf, flow_lbl 0xff..., hop_limit 0xff).
+struct Ipv6Flow {
+    std::array<uint8_t, 16> src_addr{};
+    std::array<uint8_t, 16> dst_addr{};
+    uint16_t src_port = 0;    // host order
+    uint16_t dst_port = 4791; // host order
+};
+
+uint32_t icrc(const Ipv6Flow& f, const uint8_t* udp_payload, size_t len_without_icrc);
+void finish_icrc(const Ipv6Flow& f, uint8_t* packet, size_t len);
+bool icrc_ok(const Ipv6Flow& f, const uint8_t* packet, size_t len);
+
+// A flow of either family, by its source address's: IPv4 as our sockets send it (DF, ID 0), or
+// IPv6. Both addresses are of one family.
+struct IpFlow {
+    IpAddress src_addr;
+    IpAddress dst_addr;
+    uint16_t src_port = 0;
+    uint16_t dst_port = 4791;
+};
+
+void finish_icrc(const IpFlow& f, uint8_t* packet, size_t len);
+bool icrc_ok(const IpFlow& f, const uint8_t* packet, size_t len);
 
 // The ICRC a RoCE v2 packet should carry, computed from the whole IP packet as captured
 // (IPv4 with any options, or IPv6 without extension headers; then UDP, BTH ..., ICRC): the IP

@@ -6,10 +6,12 @@
 // address, so the group travels with the packet instead: 16 bytes of MGID after the ICRC (the
 // "multicast trailer"), stripped by the receiving NIC before anything else looks at the packet.
 // The ICRC itself is computed over the IP header the packet would have on a real network, with
-// the group's IPv4 address (multicast_ipv4) as destination.
+// the group's address (multicast_group_address) as destination.
 //
 // No allocation, no exceptions: safe on the per-packet path and on untrusted bytes.
 #pragma once
+
+#include "emu/wire/ip_address.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +34,11 @@ bool is_ipv4_mapped(const uint8_t* gid);
 // IPv4-mapped group ::ffff:a.b.c.d that is the group address a.b.c.d itself; for an ff00::/8
 // MGID it is only the MGID's last four bytes (ff01:0:0:2:c985:: gives 0.0.0.0).
 uint32_t multicast_ipv4(const uint8_t* mgid);
+
+// The IP destination of a packet to `mgid` from a host of the family given: over IPv4,
+// multicast_ipv4 (IPv4-mapped); over IPv6, the MGID itself, as a NIC whose source GID is IPv6
+// builds the header.
+IpAddress multicast_group_address(const uint8_t* mgid, bool ipv6);
 
 // The Ethernet destination of a packet to `mgid`, as the kernel resolves it
 // (ib_resolve_eth_dmac): 01:00:5e + low 23 bits of the group for an IPv4-mapped group
