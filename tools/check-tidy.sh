@@ -26,9 +26,18 @@ if ((${#files[@]} == 0)); then
   echo "check-tidy: no compiled C/C++ file changed since $base"
   exit 0
 fi
+# One clang-tidy per file, as many at a time as there are CPUs (one file takes 10-40 s); each
+# file's findings go to its own log under $build/tidy/.
+rm -rf "$build/tidy"; mkdir -p "$build/tidy"
+printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -I{} sh -c \
+    'out="$2/tidy/$(echo "$1" | tr / _).log"; clang-tidy-14 -p "$2" --quiet "$1" >"$out" 2>&1 || echo "$1" >"$out.failed"' \
+    sh {} "$build"
 failed=()
 for f in "${files[@]}"; do
-  clang-tidy-14 -p "$build" --quiet "$f" >"$build/tidy.out" 2>&1 || { failed+=("$f"); grep -E "warning:|error:" -A3 "$build/tidy.out" >&2 || cat "$build/tidy.out" >&2; }
+  log="$build/tidy/$(echo "$f" | tr / _).log"
+  [[ -e $log.failed ]] || continue
+  failed+=("$f")
+  grep -E "warning:|error:" -A3 "$log" >&2 || cat "$log" >&2
 done
 if ((${#failed[@]})); then
   echo "check-tidy: clang-tidy found problems in ${#failed[@]} of ${#files[@]} files changed since $base:" >&2
