@@ -20,11 +20,11 @@
 #                         capture's every ICRC right for its recorded header (icrc_check.py)
 #   interop_ipv6          the veth's ends also get fd14::1/64 (rxe1 lists it as a RoCE v2 GID)
 #                         and fd14::2/64, where a second set's host runs (a host is of one IP
-#                         version): ibv_rc_pingpong --chk -s 1 and 64 KiB, ibv_ud_pingpong --chk
-#                         with rxe1's IPv6 GID and rping by IPv6 address, each side as server;
-#                         our icrc_errors and wrong_source
-#                         0, no "bad ICRC" from rxe, no rxe QP that gave up, every ICRC of our
-#                         capture right (over IPv6 nothing is recovered: the check is whole)
+#                         version): the pingpongs and perftests above with rxe1's IPv6 GID, and
+#                         rping by IPv6 address, each side as server; our icrc_errors and
+#                         wrong_source 0, no "bad ICRC" from rxe, no rxe QP that gave up, every
+#                         ICRC of our capture right (over IPv6 nothing is recovered: the check is
+#                         whole)
 # The captures go to $RDMAEMU_VM_OUT: our host's interop.pcap and interop6.pcap, the veth's
 # veth.pcap and veth-lossy.pcap, for tshark on the host (run_checks.sh).
 
@@ -190,15 +190,25 @@ iop_pingpongs() {
 # rxe1's counters into the log, to tell which check moved them.
 iop_rxe_stats() { log "--- rxe1 counters $1:"; rdma statistic show link "$IOP_DEV/1" >>"$LOG" 2>&1; }
 
+# The pingpongs of interop_rc_pingpong and interop_ud_srq, as check NAME (interop_ipv6 runs them
+# too); each returns 1 after the failing pair's FAIL.
+iop_rc_pingpongs() {
+    iop_pingpongs "$1" 100 ibv_rc_pingpong -s 1 --chk &&
+        iop_pingpongs "$1" 100 ibv_rc_pingpong -s 4096 --chk &&
+        iop_pingpongs "$1" 100 ibv_rc_pingpong -s 4096 -e --chk &&
+        iop_pingpongs "$1" 50 ibv_rc_pingpong -s 65536 --chk &&
+        iop_pingpongs "$1" 10 ibv_rc_pingpong -s 1048576 --chk
+}
+iop_ud_srq_pingpongs() {
+    iop_pingpongs "$1" 100 ibv_ud_pingpong -s 1024 --chk &&
+        iop_pingpongs "$1" 100 ibv_srq_pingpong -s 4096 --chk
+}
+
 check_interop_rc_pingpong() {
     iop_rxe_stats "before"
     iop_setup || { result interop_rc_pingpong FAIL "setup failed: $(tail -3 "$LOG" | tr '\n' ' ')"; return; }
     IOP_NOTES=()
-    iop_pingpongs interop_rc_pingpong 100 ibv_rc_pingpong -s 1 --chk || return
-    iop_pingpongs interop_rc_pingpong 100 ibv_rc_pingpong -s 4096 --chk || return
-    iop_pingpongs interop_rc_pingpong 100 ibv_rc_pingpong -s 4096 -e --chk || return
-    iop_pingpongs interop_rc_pingpong 50 ibv_rc_pingpong -s 65536 --chk || return
-    iop_pingpongs interop_rc_pingpong 10 ibv_rc_pingpong -s 1048576 --chk || return
+    iop_rc_pingpongs interop_rc_pingpong || return
     result interop_rc_pingpong PASS "emu0 <-> $IOP_DEV (GID $iop_gid), --chk: ${IOP_NOTES[*]}"
 }
 
@@ -206,8 +216,7 @@ check_interop_ud_srq() {
     iop_rxe_stats "before"
     iop_setup || { result interop_ud_srq FAIL "setup failed"; return; }
     IOP_NOTES=()
-    iop_pingpongs interop_ud_srq 100 ibv_ud_pingpong -s 1024 --chk || return
-    iop_pingpongs interop_ud_srq 100 ibv_srq_pingpong -s 4096 --chk || return
+    iop_ud_srq_pingpongs interop_ud_srq || return
     result interop_ud_srq PASS "emu0 <-> $IOP_DEV: ${IOP_NOTES[*]}"
 }
 
@@ -231,18 +240,25 @@ iop_perftest() {
         grep -qE '^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+([0-9.]+|inf)' "$work/$label.$try.client"
 }
 
+# Every perftest bandwidth and latency program, each side as server, as check NAME (interop_ipv6
+# runs them too); returns 1 after the failing pair's FAIL.
+iop_perftests() {
+    local prog side
+    for prog in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat; do
+        for side in emu rxe; do
+            iop_perftest "$1_$prog.$side" "$side" "$prog" -n 200 ||
+                { result "$1" FAIL "$prog -n 200, server on $side: $PAIR_WHY"; return 1; }
+            IOP_NOTES+=("$prog/$side")
+        done
+    done
+}
+
 check_interop_perftest() {
     iop_rxe_stats "before"
     iop_setup || { result interop_perftest FAIL "setup failed"; return; }
-    local prog side notes=()
-    for prog in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat; do
-        for side in emu rxe; do
-            iop_perftest "interop_$prog.$side" "$side" "$prog" -n 200 ||
-                { result interop_perftest FAIL "$prog -n 200, server on $side: $PAIR_WHY"; return; }
-            notes+=("$prog/$side")
-        done
-    done
-    result interop_perftest PASS "emu0 <-> $IOP_DEV, each side as server: ${notes[*]}"
+    IOP_NOTES=()
+    iop_perftests interop_perftest || return
+    result interop_perftest PASS "emu0 <-> $IOP_DEV, each side as server: ${IOP_NOTES[*]}"
 }
 
 # wire_start FILE IFACE: a capture of the RoCE v2 packets on our end of the veth (both
@@ -473,9 +489,7 @@ check_interop_ipv6() {
     IOP_RT=$IOP_RT6 iop_gid=$gid6
     IOP_NOTES=()
     local ok=1
-    iop_pingpongs interop_ipv6 50 ibv_rc_pingpong -s 1 --chk &&
-        iop_pingpongs interop_ipv6 50 ibv_rc_pingpong -s 65536 --chk &&
-        iop_pingpongs interop_ipv6 50 ibv_ud_pingpong -s 1024 --chk || ok=0
+    iop_rc_pingpongs interop_ipv6 && iop_ud_srq_pingpongs interop_ipv6 && iop_perftests interop_ipv6 || ok=0
     # rdma_cm by IPv6 address, our CM and the kernel's: rping each side as server.
     local side label
     for side in emu rxe; do
