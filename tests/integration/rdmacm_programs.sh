@@ -92,9 +92,24 @@ grep -qx "rdma_xclient: end 0" "$EMU_WORK/rdma_xserver.client" || fail "rdma_xcl
 grep -qx "rdma_xserver: end 0" "$EMU_WORK/rdma_xserver.server" || fail "rdma_xserver did not end 0"
 
 step "perftest over rdma_cm (-R)"
+# perftest 4.5 races itself: after the handshake over its first connection the client resolves
+# and connects at once while the server is still creating its second listener, so the client's
+# REQ can find nobody listening and is rejected (REJ reason 8, invalid service ID, as the kernel's
+# CM answers it too; the client then crashes and the server waits for good). Seen under load in
+# 1 of ~30 runs. Such a run is repeated, at most twice; any other failure fails.
 for prog in ib_send_bw ib_write_lat ib_read_bw ib_atomic_lat; do
-    port=$(free_tcp_port)
-    pair "$prog" "$port" "$prog" -R -n 200 -p "$port" -- "$prog" -R -n 200 -p "$port" "$A1"
+    for try in 1 2 3; do
+        port=$(free_tcp_port)
+        emu_cm_pair "$prog" "$port" 40 "$prog" -R -n 200 -p "$port" -- "$prog" -R -n 200 -p "$port" "$A1"
+        ((PAIR_SERVER_RC == 0 && PAIR_CLIENT_RC == 0)) && break
+        grep -q "RDMA_CM_EVENT_REJECTED; error: 8" "$EMU_WORK/$prog.client" "$EMU_WORK/$prog.client.err" 2>/dev/null || break
+        echo "note $prog -R: the client's REQ came before perftest's second listener (try $try)"
+    done
+    if ((PAIR_SERVER_RC != 0 || PAIR_CLIENT_RC != 0)); then
+        emu_cm_pair_dump "$prog"
+        fail "$prog -R: server exited $PAIR_SERVER_RC, client $PAIR_CLIENT_RC (after ${PAIR_SECS}s)"
+    fi
+    ok "$prog -R: ${PAIR_SECS}s"
     rows=$(perftest_rows "$EMU_WORK/$prog.client" | wc -l)
     ((rows == 1)) || fail "$prog -R: $rows result rows"
     perftest_rows "$EMU_WORK/$prog.client"

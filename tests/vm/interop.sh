@@ -162,7 +162,9 @@ check_interop_rdma_cm() {
             CLIENT_ARGS=(-R -n 200 -p $((19500 + try)) ADDR)
             iop_cm_pair "$label" "$side" -- ib_send_bw
             [ "$PAIR_SRV_RC" -eq 0 ] && [ "$PAIR_CLI_RC" -eq 0 ] && break
-            grep -qE "Correlation coefficient|Can't produce a report" "$work/$label.server" "$work/$label.client" || break
+            # ... or perftest's own race (rdmacm_programs.sh): the client's REQ before the
+            # server's second listener, rejected with reason 8.
+            grep -qE "Correlation coefficient|Can't produce a report|RDMA_CM_EVENT_REJECTED; error: 8" "$work/$label.server" "$work/$label.client" || break
         done
         if [ "$PAIR_SRV_RC" -ne 0 ] || [ "$PAIR_CLI_RC" -ne 0 ] ||
             ! grep -qE '^[[:space:]]*[0-9]+[[:space:]]+200[[:space:]]+' "$work/$label.client"; then
