@@ -64,7 +64,8 @@ tsan: deps
 
 # The fuzz targets (tests/fuzz) with clang's libFuzzer under ASan+UBSan: each replays its seeds and
 # kept crashes, then fuzzes for FUZZ_SECONDS (three targets: a minute). A crash fails; its input
-# is left in build-fuzz/fuzz-artifacts/ for tests/fuzz/regressions/.
+# is left in build-fuzz/fuzz-artifacts/ for tests/fuzz/regressions/. Not in CI, for time (.ci/run):
+# `make test` replays the seeds and kept crashes (fuzz_replay_*); run this when a parser changes.
 FUZZ_SECONDS ?= 20
 fuzz: deps
 	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
