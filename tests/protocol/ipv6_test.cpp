@@ -39,38 +39,6 @@ std::pair<int, std::string> make_ah(Rig& rig, const char* dgid, uint8_t sgid_ind
     return {err, rig.ctx.reason};
 }
 
-// A UD QP of `rig` in RTS, Q_Key 0x11111111.
-Qp& ud_qp(Rig& rig) {
-    Cq& scq = rig.create_cq();
-    Cq& rcq = rig.create_cq();
-    ipc::CreateQpReq q{};
-    q.pd = rig.pd;
-    q.send_cq = scq.handle;
-    q.recv_cq = rcq.handle;
-    q.qp_type = IBV_QPT_UD;
-    q.cap = {16, 16, 4, 4, 64};
-    ipc::CreateQpReply r{};
-    REQUIRE(nicsim::create_qp(rig.ctx, q, r) == 0);
-    rig.ctx.pass_fds.clear();
-    Qp& qp = *rig.objects.qps.get(r.handle);
-    ipc::ModifyQpReq m{};
-    ipc::Empty e;
-    m.qp = qp.handle;
-    m.attr.qp_state = IBV_QPS_INIT;
-    m.attr.port_num = 1;
-    m.attr.qkey = 0x11111111;
-    m.mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
-    REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
-    m.attr = {};
-    m.attr.qp_state = IBV_QPS_RTR;
-    m.mask = IBV_QP_STATE;
-    REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
-    m.attr.qp_state = IBV_QPS_RTS;
-    m.mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-    REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
-    return qp;
-}
-
 } // namespace
 
 TEST_CASE("gid table: an IPv4 host lists its IPv4-mapped GID at index 0 and nothing else",
@@ -182,7 +150,7 @@ TEST_CASE("ipv6: an RC QP's packets go to its peer's IPv6 address", "[ipv6]") {
 // the GRH's layout (IBA A17.4.5.1); wc.sl says so as mlx5 does (RoCE v2, L3 type 1: IPv6).
 TEST_CASE("ipv6: a UD receive's GRH area holds the packet's IPv6 header", "[ipv6][ud]") {
     Rig rig(kSelf6);
-    Qp& qp = ud_qp(rig);
+    Qp& qp = ud_qp(rig, 0x11111111, 0);
     auto data = pattern(32);
     std::vector<uint8_t> buf(40 + 64, 0);
     Mr& rmr = rig.reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);

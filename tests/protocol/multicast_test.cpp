@@ -24,39 +24,6 @@ Mgid v4_group(const char* ip) { // ::ffff:<ip>
     return g;
 }
 
-// A UD QP in RTS with its own CQs and Q_Key `qkey`.
-Qp& ud_qp(Rig& rig, uint32_t qkey = kQkey) {
-    Cq& scq = rig.create_cq();
-    Cq& rcq = rig.create_cq();
-    ipc::CreateQpReq q{};
-    q.pd = rig.pd;
-    q.send_cq = scq.handle;
-    q.recv_cq = rcq.handle;
-    q.qp_type = IBV_QPT_UD;
-    q.cap = {16, 16, 4, 4, 64};
-    ipc::CreateQpReply r{};
-    REQUIRE(nicsim::create_qp(rig.ctx, q, r) == 0);
-    rig.ctx.pass_fds.clear();
-    Qp& qp = *rig.objects.qps.get(r.handle);
-    ipc::ModifyQpReq m{};
-    ipc::Empty e;
-    m.qp = qp.handle;
-    m.attr.qp_state = IBV_QPS_INIT;
-    m.attr.port_num = 1;
-    m.attr.qkey = qkey;
-    m.mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
-    REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
-    m.attr = {};
-    m.attr.qp_state = IBV_QPS_RTR;
-    m.mask = IBV_QP_STATE;
-    REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
-    m.attr.qp_state = IBV_QPS_RTS;
-    m.attr.sq_psn = 0x100;
-    m.mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-    REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
-    return qp;
-}
-
 ipc::McastReq mcast_req(const Qp& qp, const Mgid& g, uint16_t lid = 0) {
     ipc::McastReq q{};
     q.qp = qp.handle;

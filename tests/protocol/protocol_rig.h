@@ -551,6 +551,40 @@ class Rig {
 
 // --- building blocks for tests ---
 
+// A UD QP of `rig` in RTS with CQs of its own, Q_Key `qkey` (perftest's by default) and send PSN
+// `sq_psn`.
+inline Qp& ud_qp(Rig& rig, uint32_t qkey = 0x11111111, uint32_t sq_psn = 0x100) {
+    Cq& scq = rig.create_cq();
+    Cq& rcq = rig.create_cq();
+    ipc::CreateQpReq q{};
+    q.pd = rig.pd;
+    q.send_cq = scq.handle;
+    q.recv_cq = rcq.handle;
+    q.qp_type = IBV_QPT_UD;
+    q.cap = {16, 16, 4, 4, 64};
+    ipc::CreateQpReply r{};
+    RIG_REQUIRE(nicsim::create_qp(rig.ctx, q, r) == 0);
+    rig.ctx.pass_fds.clear();
+    Qp& qp = *rig.objects.qps.get(r.handle);
+    ipc::ModifyQpReq m{};
+    ipc::Empty e;
+    m.qp = qp.handle;
+    m.attr.qp_state = IBV_QPS_INIT;
+    m.attr.port_num = 1;
+    m.attr.qkey = qkey;
+    m.mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+    RIG_REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
+    m.attr = {};
+    m.attr.qp_state = IBV_QPS_RTR;
+    m.mask = IBV_QP_STATE;
+    RIG_REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
+    m.attr.qp_state = IBV_QPS_RTS;
+    m.attr.sq_psn = sq_psn;
+    m.mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+    RIG_REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
+    return qp;
+}
+
 inline ipc::Sge sge(const void* addr, size_t len, const Mr& mr) {
     return {reinterpret_cast<uint64_t>(addr), static_cast<uint32_t>(len), mr.lkey};
 }
