@@ -390,3 +390,16 @@ emu_cm_pair_dump() {
         tail -n 20 "$EMU_WORK/$label.$f" 2>/dev/null | cut -c1-300 >&2
     done
 }
+
+# emu_cm_pair_ok LABEL PORT SERVER_CMD... -- CLIENT_CMD...: emu_cm_pair within 120 s, failing the
+# test (both ends' output shown) unless both exit 0.
+emu_cm_pair_ok() {
+    local label=$1 port=$2
+    shift 2
+    emu_cm_pair "$label" "$port" 120 "$@"
+    if ((PAIR_SERVER_RC != 0 || PAIR_CLIENT_RC != 0)); then
+        emu_cm_pair_dump "$label"
+        fail "$label: server exited $PAIR_SERVER_RC, client $PAIR_CLIENT_RC (after ${PAIR_SECS}s)"
+    fi
+    ok "$label: ${PAIR_SECS}s"
+}

@@ -46,20 +46,8 @@ grep -q "icrc: checked whole for every peer (IPv6" "$EMU_WORK/status.txt" ||
     fail "status does not say how an IPv6 host checks ICRCs: $(cat "$EMU_WORK/status.txt")"
 ok "hosts on $A1 and $A2, GIDs the addresses"
 
-# pair LABEL PORT SERVER... -- CLIENT...: both ends exit 0 within 120 s.
-pair() {
-    local label=$1 port=$2
-    shift 2
-    emu_cm_pair "$label" "$port" 120 "$@"
-    if ((PAIR_SERVER_RC != 0 || PAIR_CLIENT_RC != 0)); then
-        emu_cm_pair_dump "$label"
-        fail "$label: server exited $PAIR_SERVER_RC, client $PAIR_CLIENT_RC (after ${PAIR_SECS}s)"
-    fi
-    ok "$label: ${PAIR_SECS}s"
-}
-
 step "rping -a $A1: 100 pings of 4096 bytes, validated"
-pair rping 7174 rping -s -a "$A1" -p 7174 -C 100 -S 4096 -V -v -- \
+emu_cm_pair_ok rping 7174 rping -s -a "$A1" -p 7174 -C 100 -S 4096 -V -v -- \
     rping -c -a "$A1" -p 7174 -C 100 -S 4096 -V -v
 for f in rping.client rping.server; do
     n=$(grep -c 'ping data: rdma-ping-' "$EMU_WORK/$f" || true)
@@ -69,11 +57,11 @@ grep -q "data mismatch" "$EMU_WORK/rping.client" && fail "rping -V found a data 
 ok "rping: 100 x 4096 bytes validated on both sides"
 
 step "ucmatose (RC, 5 connections), udaddy (UD, SIDR), rdma_server/rdma_client"
-pair ucmatose 7471 ucmatose -c 5 -b "$A1" -- ucmatose -c 5 -s "$A1"
+emu_cm_pair_ok ucmatose 7471 ucmatose -c 5 -b "$A1" -- ucmatose -c 5 -s "$A1"
 grep -qx "test complete" "$EMU_WORK/ucmatose.client" || fail "ucmatose: no 'test complete'"
-pair udaddy 7174 udaddy -b "$A1" -- udaddy -s "$A1"
+emu_cm_pair_ok udaddy 7174 udaddy -b "$A1" -- udaddy -s "$A1"
 grep -qx "test complete" "$EMU_WORK/udaddy.client" || fail "udaddy: no 'test complete'"
-pair rdma_client 7471 rdma_server -s "$A1" -- rdma_client -s "$A1"
+emu_cm_pair_ok rdma_client 7471 rdma_server -s "$A1" -- rdma_client -s "$A1"
 
 step "mckey: 20 datagrams to the IPv6 group ff0e::db8:$S"
 G=ff0e::db8:$S

@@ -21,20 +21,8 @@ emu_up 2
 A1=$(emu_host 1 address)
 A2=$(emu_host 2 address)
 
-# pair LABEL PORT SERVER... -- CLIENT...: both ends exit 0 within 120 s.
-pair() {
-    local label=$1 port=$2
-    shift 2
-    emu_cm_pair "$label" "$port" 120 "$@"
-    if ((PAIR_SERVER_RC != 0 || PAIR_CLIENT_RC != 0)); then
-        emu_cm_pair_dump "$label"
-        fail "$label: server exited $PAIR_SERVER_RC, client $PAIR_CLIENT_RC (after ${PAIR_SECS}s)"
-    fi
-    ok "$label: ${PAIR_SECS}s"
-}
-
 step "rping: 1000 pings of 4096 bytes, validated (-V), to $A1"
-pair rping 7174 rping -s -a "$A1" -p 7174 -C 1000 -S 4096 -V -v -- \
+emu_cm_pair_ok rping 7174 rping -s -a "$A1" -p 7174 -C 1000 -S 4096 -V -v -- \
     rping -c -a "$A1" -p 7174 -C 1000 -S 4096 -V -v
 # rping's pattern: "rdma-ping-N: " then letters from 'A' + N (mod 58) on, cycling A..z, for
 # SIZE - 1 bytes. Each side prints what it has (the client its buffer, the server what it read).
@@ -71,23 +59,23 @@ wait "$preloaded" || fail "rping --preload server exited $?: $(cat "$EMU_WORK/pr
 ok "rping -C 10 -V with --preload"
 
 step "ucmatose: 10 connections, then 10 moved to a new event channel (-m)"
-pair ucmatose 7471 ucmatose -c 10 -- ucmatose -c 10 -s "$A1"
-pair ucmatose_migrate 7471 ucmatose -c 10 -m -- ucmatose -c 10 -m -s "$A1"
+emu_cm_pair_ok ucmatose 7471 ucmatose -c 10 -- ucmatose -c 10 -s "$A1"
+emu_cm_pair_ok ucmatose_migrate 7471 ucmatose -c 10 -m -- ucmatose -c 10 -m -s "$A1"
 for f in ucmatose.client ucmatose_migrate.client; do
     grep -qx "test complete" "$EMU_WORK/$f" || fail "$f: no 'test complete'"
 done
 
 step "udaddy: UD endpoints found by SIDR"
-pair udaddy 7174 udaddy -- udaddy -s "$A1"
+emu_cm_pair_ok udaddy 7174 udaddy -- udaddy -s "$A1"
 grep -qx "test complete" "$EMU_WORK/udaddy.client" || fail "udaddy: no 'test complete'"
 
 step "rdma_server / rdma_client: rdma_create_ep, synchronous IDs, rdma_verbs.h helpers"
-pair rdma_server 7471 rdma_server -s "$A1" -- rdma_client -s "$A1"
+emu_cm_pair_ok rdma_server 7471 rdma_server -s "$A1" -- rdma_client -s "$A1"
 grep -qx "rdma_client: end 0" "$EMU_WORK/rdma_server.client" || fail "rdma_client did not end 0"
 grep -qx "rdma_server: end 0" "$EMU_WORK/rdma_server.server" || fail "rdma_server did not end 0"
 
 step "rdma_xserver / rdma_xclient -c x: XRC over rdma_cm (RDMA_PS_IB, XRC_SEND to XRC_RECV + XRC SRQ)"
-pair rdma_xserver 7471 rdma_xserver -c x -p 7471 -- rdma_xclient -c x -s "$A1" -p 7471
+emu_cm_pair_ok rdma_xserver 7471 rdma_xserver -c x -p 7471 -- rdma_xclient -c x -s "$A1" -p 7471
 grep -qx "rdma_xclient: end 0" "$EMU_WORK/rdma_xserver.client" || fail "rdma_xclient did not end 0"
 grep -qx "rdma_xserver: end 0" "$EMU_WORK/rdma_xserver.server" || fail "rdma_xserver did not end 0"
 
