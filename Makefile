@@ -17,14 +17,18 @@ $(BUILD)/CMakeCache.txt:
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The unit and protocol tests run side by side (each is one process on its own: no daemons, ports
+# of the kernel's choosing); the others one at a time, as they start daemons and time things.
+UNIT_LABELS := '^(unit|protocol)$$'
 test: build
-	cd $(BUILD) && ctest --output-on-failure $(CTEST_ARGS)
+	cd $(BUILD) && ctest -L $(UNIT_LABELS) -j $(JOBS) --output-on-failure
+	cd $(BUILD) && ctest -LE $(UNIT_LABELS) --output-on-failure $(CTEST_ARGS)
 
 # The quick loop while changing code: build, then the unit and protocol tests (no daemons, no VM,
 # no package installs; about a minute once built). Needs the packages `make deps` installs.
 check: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
-	cd $(BUILD) && ctest -L 'unit|protocol' --output-on-failure
+	cd $(BUILD) && ctest -L $(UNIT_LABELS) -j $(JOBS) --output-on-failure
 
 # Every tracked C/C++ file as clang-format formats it (CI checks this).
 format:
@@ -48,7 +52,7 @@ demo: build
 CTEST_ARGS ?=
 sanitize:
 	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DRDMAEMU_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo" \
-	  CTEST_ARGS="-L 'unit|protocol|sanitize'"
+	  CTEST_ARGS="-L sanitize"
 
 # ThreadSanitizer over the daemon, the library and the tests: the unit and protocol tests, then
 # the integration tests whose programs run threads of their own against the NIC (rsockets'
