@@ -11,8 +11,9 @@
 #   interop_wire          a capture on the veth itself (wire_capture.py): RC, UD, WRITE and READ
 #                         traffic both ways, every ICRC right for the header it had on the wire
 #   interop_lossy         ibv_rc_pingpong 64 KiB, ib_write_bw and ib_read_bw 64 KiB with rdmaemu
-#                         up --drop 0.01 on our side, each side as server, captured on the veth:
-#                         rxe NAKs the gaps, we resend
+#                         up --drop 0.01 on our side and netem losing 1% of rxe's requests, each
+#                         side as server, captured on the veth: each side NAKs the other's gaps,
+#                         the other resends
 #   interop_rdma_cm       rping -C 10 -V and ib_send_bw -R through rdma_cm: our CM and the Linux
 #                         kernel's (ib_cm, rdma_cm) set the connection up; each side as server
 #   interop_counters      our icrc_errors 0 and icrc_ipv4_id_recovered > 0 (rxe's IDs verified),
@@ -331,20 +332,39 @@ PY
     fi
 }
 
+# iop_rxe_request_loss on|off: 1% of the requests rxe sends on vrxe (BTH opcode below 0x0d: SEND,
+# WRITE, READ request; IPv4 without options, so the opcode is byte 28) lost by netem, its ACKs and
+# READ responses untouched. Loss of those too made one of our QPs exhaust its retries in 1 of 3
+# runs once (docs/interop.md), not seen since; it stays out of the check until understood.
+iop_rxe_request_loss() {
+    tc qdisc del dev vrxe root 2>/dev/null
+    [ "$1" = on ] || return 0
+    logrun tc qdisc add dev vrxe root handle 1: prio &&
+        logrun tc qdisc add dev vrxe parent 1:3 handle 30: netem loss 1% || return 1
+    local opcodes
+    for opcodes in "0x00 0xf8" "0x08 0xfc" "0x0c 0xff"; do
+        logrun tc filter add dev vrxe parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff \
+            match ip dport 4791 0xffff match u8 $opcodes at 28 flowid 1:3 || return 1
+    done
+}
+
 check_interop_lossy() {
     iop_setup || { result interop_lossy FAIL "setup failed"; return; }
     iop_counters_before_loss
     iop_down
     iop_up --drop 0.01 --seed 16 || { result interop_lossy FAIL "rdmaemu up --drop 0.01 failed"; return; }
-    # --drop loses packets we send: rxe NAKs the gaps and our go-back-N answers. (Loss on rxe's
-    # side too, netem on vrxe, made our QP exhaust its retries in 1 of 3 runs: not checked yet.)
+    # --drop loses packets we send: rxe NAKs the gaps and our go-back-N answers; netem loses rxe's
+    # requests: we NAK and rxe resends.
+    iop_rxe_request_loss on || { iop_rxe_request_loss off; result interop_lossy FAIL "tc could not set netem on vrxe (log)"; return; }
     IOP_NOTES=()
     # The veth capture shows both recoveries as they happen (docs/interop.md's timings).
-    wire_start veth-lossy.pcap vemu || { result interop_lossy FAIL "wire_capture.py did not start on vemu"; return; }
+    wire_start veth-lossy.pcap vemu || { iop_rxe_request_loss off; result interop_lossy FAIL "wire_capture.py did not start on vemu"; return; }
     local ok=1
     iop_pingpongs interop_lossy 100 ibv_rc_pingpong -s 65536 --chk &&
         iop_perftests interop_lossy "-n 100 -s 65536" ib_write_bw ib_read_bw || ok=0
     wire_stop
+    log "--- netem on vrxe:"; tc -s qdisc show dev vrxe >>"$LOG" 2>&1
+    iop_rxe_request_loss off
     ((ok)) || return
     iop_rdmaemu status --json >"$work/interop.lossy.json"
     local drops naks
@@ -355,8 +375,9 @@ check_interop_lossy() {
     read -r nak_rxe nak_emu <<<"$naks"
     if ((drops == 0)); then result interop_lossy FAIL "--drop 0.01 dropped nothing"
     elif ((nak_rxe == 0)); then result interop_lossy FAIL "rxe sent no NAK for a sequence gap"
+    elif ((nak_emu == 0)); then result interop_lossy FAIL "we sent no NAK for a gap in rxe's requests (netem on vrxe)"
     else
-        result interop_lossy PASS "$drops of our packets dropped (--drop); rxe NAKed the gaps $nak_rxe times, our go-back-N answered: ${IOP_NOTES[*]}"
+        result interop_lossy PASS "$drops of our packets dropped (--drop), 1% of rxe's requests (netem): rxe NAKed the gaps $nak_rxe times and we $nak_emu times, each side's go-back-N answered: ${IOP_NOTES[*]}"
     fi
 }
 
