@@ -10,7 +10,7 @@
 #   interop_perftest      ib_{send,write,read,atomic}_{bw,lat}; each side as server
 #   interop_wire          a capture on the veth itself (wire_capture.py): RC, UD, WRITE and READ
 #                         traffic both ways, every ICRC right for the header it had on the wire
-#   interop_lossy         ibv_rc_pingpong 64 KiB, ib_write_bw and ib_read_bw 64 KiB with rdmaemu
+#   interop_lossy         ib_write_bw and ib_read_bw 64 KiB with rdmaemu
 #                         up --drop 0.01 on our side and netem losing 1% of rxe's requests, each
 #                         side as server, captured on the veth: each side NAKs the other's gaps,
 #                         the other resends
@@ -334,8 +334,8 @@ PY
 
 # iop_rxe_request_loss on|off: 1% of the requests rxe sends on vrxe (BTH opcode below 0x0d: SEND,
 # WRITE, READ request; IPv4 without options, so the opcode is byte 28) lost by netem, its ACKs and
-# READ responses untouched. Loss of those too made one of our QPs exhaust its retries in 1 of 3
-# runs once (docs/interop.md), not seen since; it stays out of the check until understood.
+# READ responses untouched: the recovery checked is each side's go-back-N after the other's NAK
+# (loss of everything rxe sends was measured by hand, docs/interop.md).
 iop_rxe_request_loss() {
     tc qdisc del dev vrxe root 2>/dev/null
     [ "$1" = on ] || return 0
@@ -360,8 +360,11 @@ check_interop_lossy() {
     # The veth capture shows both recoveries as they happen (docs/interop.md's timings).
     wire_start veth-lossy.pcap vemu || { iop_rxe_request_loss off; result interop_lossy FAIL "wire_capture.py did not start on vemu"; return; }
     local ok=1
-    iop_pingpongs interop_lossy 100 ibv_rc_pingpong -s 65536 --chk &&
-        iop_perftests interop_lossy "-n 100 -s 65536" ib_write_bw ib_read_bw || ok=0
+    # perftest, not ibv_rc_pingpong: a pingpong's side that finishes first destroys its QP, and
+    # when its ACK of the peer's last message is lost the peer retries into nothing (rxe forever,
+    # ours until retry_cnt): a hang in 1 of 3 and 1 of 2 runs under loss. perftest meets over TCP
+    # after its last completion, before either side destroys a QP.
+    iop_perftests interop_lossy "-n 100 -s 65536" ib_write_bw ib_read_bw || ok=0
     wire_stop
     log "--- netem on vrxe:"; tc -s qdisc show dev vrxe >>"$LOG" 2>&1
     iop_rxe_request_loss off
