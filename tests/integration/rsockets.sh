@@ -23,24 +23,13 @@ RSPRELOAD=$(dpkg -L librdmacm1 2>/dev/null | grep '/librspreload\.so$' | head -1
 emu_up 2
 A1=$(emu_host 1 address)
 
-# pair LABEL PORT SERVER... -- CLIENT...: both ends exit 0 within 120 s.
-pair() {
-    local label=$1 port=$2
-    shift 2
-    emu_cm_pair "$label" "$port" 120 "$@"
-    if ((PAIR_SERVER_RC != 0 || PAIR_CLIENT_RC != 0)); then
-        emu_cm_pair_dump "$label"
-        fail "$label: server exited $PAIR_SERVER_RC, client $PAIR_CLIENT_RC (after ${PAIR_SECS}s)"
-    fi
-}
-
 # A result row of rstream/riostream: "custom  1m  100  1  200m  0.33s  5.01  1673.92".
 result_row() { grep -E '^custom +[0-9.]+[kmg]? ' "$1" || true; }
 
 rstream_pair() {
     local label=$1
     shift
-    pair "$label" 7471 rstream "$@" -- rstream -s "$A1" "$@"
+    emu_cm_pair_ok "$label" 7471 rstream "$@" -- rstream -s "$A1" "$@"
     local side
     for side in server client; do
         [[ -n $(result_row "$EMU_WORK/$label.$side") ]] ||
@@ -71,7 +60,7 @@ step "riostream: riomap on both sides, riowrite into the peer's memory"
 for variant in "-S 1048576 -C 20 -T v" "-S 65536 -C 50 -T a" "-S 4096 -C 100 -T n"; do
     label=riostream_$(echo "$variant" | tr -cd 'a-zA-Z0-9')
     # shellcheck disable=SC2086
-    pair "$label" 7471 riostream $variant -- riostream -s "$A1" $variant
+    emu_cm_pair_ok "$label" 7471 riostream $variant -- riostream -s "$A1" $variant
     [[ -n $(result_row "$EMU_WORK/$label.client") ]] || fail "$label: no result row"
     ok "riostream $variant: $(result_row "$EMU_WORK/$label.client" | tr -s ' ')"
 done
@@ -101,7 +90,7 @@ if [[ ${RSPRELOAD_STEPS:-yes} == yes ]]; then
 step "a plain TCP echo pair under librspreload.so ($RSPRELOAD)"
 # LD_PRELOAD is added to, not replaced: rdmaemu run may preload its own (ASan builds).
 preloaded() { echo "export LD_PRELOAD=\${LD_PRELOAD:+\$LD_PRELOAD:}$RSPRELOAD; exec \"\$@\""; }
-pair rs_echo 7500 bash -c "$(preloaded)" rs_echo "$RS_ECHO" -s 7500 -- \
+emu_cm_pair_ok rs_echo 7500 bash -c "$(preloaded)" rs_echo "$RS_ECHO" -s 7500 -- \
     bash -c "$(preloaded)" rs_echo "$RS_ECHO" -c "$A1" 7500 3000000
 grep -q "echoed 3000000 bytes ok, EOF seen" "$EMU_WORK/rs_echo.client" ||
     fail "rs_echo: $(cat "$EMU_WORK/rs_echo.client" "$EMU_WORK/rs_echo.client.err")"
