@@ -172,7 +172,7 @@ void Session::reopen_context(const ipc::Header& h, pid_t sender) {
     int async_client = sender == pid_ ? async_client_.get() : joined_async_socket(sender);
     if (async_client < 0) return send_reply(h, errno, nullptr, 0);
     std::vector<UniqueFd> fds;
-    for (int fd : {async_client, doorbell_wait_->native_handle(), page_fd_.get()}) {
+    for (int fd : {async_client, doorbell_.get(), page_fd_.get()}) {
         fds.emplace_back(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
         if (!fds.back()) return send_reply(h, errno, nullptr, 0);
     }
@@ -191,11 +191,9 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
     async_client_.reset(::fcntl(pair.app_end.get(), F_DUPFD_CLOEXEC, 0));
     fds.push_back(std::move(pair.app_end));
     if (!async_client_) return errno;
-    int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (efd < 0) return errno;
-    doorbell_wait_ =
-        std::make_unique<boost::asio::posix::stream_descriptor>(sock_.get_executor(), efd);
-    fds.emplace_back(::fcntl(efd, F_DUPFD_CLOEXEC, 0));
+    doorbell_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (!doorbell_) return errno;
+    fds.emplace_back(::fcntl(doorbell_.get(), F_DUPFD_CLOEXEC, 0));
     UniqueFd page_fd;
     if (int err = SharedMemory::create("rdmaemu-session", ipc::kSessionMemoryBytes, doorbell_page_,
                                        page_fd))
@@ -204,13 +202,20 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
     objects_.doorbell_page = static_cast<ipc::DoorbellPage*>(doorbell_page_.data());
     objects_.reasons = ipc::reason_ring(doorbell_page_.data());
     objects_.doorbell_page->nic_sleeping.store(1);
-    if (DataPath* dp = nic_.data_path()) dp->watch_doorbell(objects_);
+    DataPath* dp = nic_.data_path();
+    const bool watched = dp && dp->watch_doorbell(objects_, doorbell_.get());
     page_fd_.reset(::fcntl(page_fd.get(), F_DUPFD_CLOEXEC, 0));
     if (!page_fd_) return errno;
     fds.push_back(std::move(page_fd));
     context_ = true;
     net_raw_ = process_has_net_raw(pid_);
-    wait_doorbell();
+    if (!watched) {
+        const int kick = ::fcntl(doorbell_.get(), F_DUPFD_CLOEXEC, 0);
+        if (kick < 0) return errno;
+        doorbell_wait_ =
+            std::make_unique<boost::asio::posix::stream_descriptor>(sock_.get_executor(), kick);
+        wait_doorbell();
+    }
     return 0;
 }
 
@@ -263,7 +268,7 @@ void Session::end(const std::string& why) {
     ended_ = true;
     size_t owned = objects_.count();
     if (DataPath* dp = nic_.data_path(); dp && objects_.doorbell_page)
-        dp->unwatch_doorbell(objects_);
+        dp->unwatch_doorbell(objects_, doorbell_.get());
     free_session_objects(nic_, objects_);
     if (context_) nic_.shares().release(emu::Share::Context, pid_);
     if (cm_) {
@@ -278,6 +283,7 @@ void Session::end(const std::string& why) {
     boost::system::error_code ignored;
     sock_.close(ignored);
     if (doorbell_wait_) doorbell_wait_->close(ignored);
+    doorbell_.reset();
     async_end_.reset();
     async_client_.reset();
     page_fd_.reset();

@@ -6,11 +6,13 @@
 #include "transport/engines.h"
 #include "transport/raw.h"
 
-#include <boost/asio/post.hpp>
-
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <string>
 #include <sys/socket.h>
 
 namespace nicsim {
@@ -20,10 +22,12 @@ Engine::Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::log
     : io_(io), nic_(nic), link_(link), log_(log), peers_(peers), scheduler_(nic),
       router_(*this, link.counters(), link.port(),
               [&link](const emu::wire::IpAddress& addr) { return link.in_set(addr); }),
-      timer_(io) {
-    link_.start([this](const emu::wire::IpEndpoint& from, uint8_t* data, size_t len,
-                       const uint8_t* mgid,
-                       const IpFields& ip) { router_.route(from, data, len, mgid, ip); });
+      timer_(io), wake_(io) {
+    link_.attach([this](const emu::wire::IpEndpoint& from, uint8_t* data, size_t len,
+                        const uint8_t* mgid,
+                        const IpFields& ip) { router_.route(from, data, len, mgid, ip); });
+    if (!wake_.watch(link_.fd(), WakeSet::kLink, false))
+        throw std::runtime_error(std::string("epoll_ctl: ") + std::strerror(errno));
 }
 
 uint64_t Engine::now_us() {
@@ -41,22 +45,21 @@ void Engine::transmit_multicast(Qp&, const uint8_t* mgid, uint8_t* packet, size_
     link_.send_multicast(mgid, packet, len, tclass);
 }
 
+// The poll loop's next turn runs it.
 void Engine::schedule(Qp& qp) {
     scheduler_.schedule(qp);
-    if (!drain_posted_) {
-        drain_posted_ = true;
-        boost::asio::post(io_, [this] { drain(); });
-    }
 }
 
-// A bounded turn, then the sockets' turn: the rest of the queue runs after them.
-void Engine::drain() {
-    drain_posted_ = false;
-    scheduler_.run(*this);
-    if (scheduler_.runnable() && !drain_posted_) {
-        drain_posted_ = true;
-        boost::asio::post(io_, [this] { drain(); });
+// A bounded turn of the run queue, then the sockets' turn: the rest of the queue runs after them.
+size_t Engine::turn(bool link_readable) {
+    size_t done = link_readable ? link_.receive() : 0;
+    done += poll_doorbells();
+    if (scheduler_.runnable()) {
+        scheduler_.run(*this);
+        ++done;
     }
+    if (link_.end_turn()) ++done;
+    return done;
 }
 
 void Engine::set_timer(Qp& qp, uint64_t at_us) {
@@ -121,13 +124,16 @@ void Engine::doorbell(SessionObjects& objects) {
     serve_doorbell(objects);
 }
 
-void Engine::watch_doorbell(SessionObjects& objects) {
+// The kick's eventfd is never read: the loop wakes on it (edge-triggered) and looks at the bits.
+bool Engine::watch_doorbell(SessionObjects& objects, int kick_fd) {
+    if (!wake_.watch(kick_fd, WakeSet::kKick, true)) return false;
     objects.doorbell_page->nic_sleeping.store(asleep_ ? 1 : 0, std::memory_order_seq_cst);
     doorbells_.push_back(&objects);
+    return true;
 }
 
-void Engine::unwatch_doorbell(SessionObjects& objects) {
-    std::erase(doorbells_, &objects);
+void Engine::unwatch_doorbell(SessionObjects& objects, int kick_fd) {
+    if (std::erase(doorbells_, &objects)) wake_.unwatch(kick_fd);
 }
 
 // Takes the bits the app set and serves their queues: O(1) per QP that posted. Bits naming no

@@ -2,6 +2,7 @@
 // of QPs with packets to send, and the transport timers. It is the transport's TransportEnv.
 #pragma once
 
+#include "daemon/wake_set.h"
 #include "diag/peer_reasons.h"
 #include "dma/dma_engine.h"
 #include "net/udp_link.h"
@@ -33,11 +34,17 @@ class Engine final : public DataPath, public TransportEnv {
     void wq_error(Wq& wq) override;
     void complete(Cq& cq, const ibv_wc& wc) override;
     void doorbell(SessionObjects& objects) override;
-    void watch_doorbell(SessionObjects& objects) override;
-    void unwatch_doorbell(SessionObjects& objects) override;
+    bool watch_doorbell(SessionObjects& objects, int kick_fd) override;
+    void unwatch_doorbell(SessionObjects& objects, int kick_fd) override;
 
-    // The poll loop's side (poll_loop.h). The queues whose doorbell bits were set, served now.
-    size_t poll_doorbells();
+    // The poll loop's side (poll_loop.h). What it sleeps on.
+    WakeSet& wake_set() { return wake_; }
+    // One turn of the data path: the link's datagrams (`link_readable`), the queues whose
+    // doorbell bits were set, a bounded turn of the run queue, then the turn's burst out. The
+    // packets and queues it served (0: nothing to do).
+    size_t turn(bool link_readable);
+    // QPs wait in the run queue: the loop must not sleep.
+    bool runnable() const { return scheduler_.runnable(); }
     // Before sleeping: every session learns that the NIC sleeps (their next post kicks it);
     // false, staying awake, when a bit shows work after all.
     bool prepare_sleep();
@@ -65,7 +72,7 @@ class Engine final : public DataPath, public TransportEnv {
 
   private:
     size_t serve_doorbell(SessionObjects& objects);
-    void drain();
+    size_t poll_doorbells();
     void arm_timer();
 
     boost::asio::io_context& io_;
@@ -76,8 +83,8 @@ class Engine final : public DataPath, public TransportEnv {
     SegmentDma dma_;
     QpScheduler scheduler_;
     PacketRouter router_;
-    bool drain_posted_ = false;
     boost::asio::steady_timer timer_;
+    WakeSet wake_; // after timer_: Asio's reactor exists
     uint64_t timer_armed_for_ = 0;
     std::vector<SessionObjects*> doorbells_; // sessions whose doorbell pages the NIC watches
     bool asleep_ = false;

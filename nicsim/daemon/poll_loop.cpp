@@ -32,23 +32,29 @@ static_assert(sizeof(SchedAttr) == 48);
 
 } // namespace
 
+// Each pass: Asio's handlers when its descriptor said so, then a turn of the data path. After
+// work the loop goes straight to sleep when the polling window is 0: epoll_wait returns at once
+// if anything is ready (the link's socket is level-triggered), so nothing is missed and an idle
+// pass costs no syscall of its own.
 void PollLoop::run() {
+    WakeSet& wake = engine_.wake_set();
+    unsigned ready = WakeSet::kAll;
     uint64_t last_work = now_us();
     while (!io_.stopped()) {
-        size_t done = io_.poll();
-        done += engine_.poll_doorbells();
-        if (done) {
-            last_work = now_us();
-            continue;
+        size_t done = 0;
+        if (ready & WakeSet::kAsio) done += io_.poll();
+        done += engine_.turn(ready & WakeSet::kLink);
+        if (done) last_work = now_us();
+        if (engine_.runnable() || (poll_us_ && now_us() - last_work < poll_us_)) {
+            // polling, but an app on this CPU may be what it waits for
+            if (!done) ::sched_yield();
+            ready = wake.wait(0);
+        } else if (engine_.prepare_sleep()) {
+            ready = wake.wait(-1);
+            engine_.woke();
+        } else {
+            ready = 0; // a doorbell bit came as it was falling asleep: the next turn serves it
         }
-        if (now_us() - last_work < poll_us_) {
-            ::sched_yield(); // polling, but an app on this CPU may be what it waits for
-            continue;
-        }
-        if (!engine_.prepare_sleep()) continue;
-        io_.run_one();
-        engine_.woke();
-        last_work = now_us();
     }
 }
 

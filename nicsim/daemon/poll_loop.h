@@ -2,7 +2,8 @@
 // and watches the doorbells; after work it keeps polling (sockets, doorbells) for a bounded time,
 // as hardware would poll its queues, so a ping-pong's next post or packet finds it awake and the
 // app's post costs no syscall. Only when nothing came for that long does it tell the sessions it
-// sleeps and block in epoll, woken by a packet, a doorbell kick, a timer or a control request.
+// sleeps and block in epoll (wake_set.h), woken by a packet, a doorbell kick, a timer or a
+// control request.
 #pragma once
 
 #include "daemon/engine.h"

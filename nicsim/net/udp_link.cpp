@@ -158,17 +158,31 @@ void UdpLink::start(Receiver on_packet) {
     wait_readable();
 }
 
+void UdpLink::attach(Receiver on_packet) {
+    on_packet_ = std::move(on_packet);
+    attached_ = true;
+}
+
 void UdpLink::wait_readable() {
     sock_.async_wait(boost::asio::posix::descriptor_base::wait_read,
                      [this](const boost::system::error_code& ec) {
                          if (ec) return;
-                         for (int turn = 0; turn < kBatchesPerTurn && receive_batch(); ++turn) {
-                         }
+                         receive();
                          wait_readable();
                      });
 }
 
-bool UdpLink::receive_batch() {
+size_t UdpLink::receive() {
+    size_t got = 0;
+    for (int turn = 0; turn < kBatchesPerTurn; ++turn) {
+        const size_t n = receive_batch();
+        got += n;
+        if (n < static_cast<size_t>(kBatch)) break;
+    }
+    return got;
+}
+
+size_t UdpLink::receive_batch() {
     mmsghdr msgs[kBatch];
     iovec iovs[kBatch];
     sockaddr_storage from[kBatch];
@@ -184,7 +198,7 @@ bool UdpLink::receive_batch() {
         msgs[i].msg_hdr.msg_controllen = sizeof control[i];
     }
     int n = ::recvmmsg(sock_.native_handle(), msgs, kBatch, MSG_DONTWAIT, nullptr);
-    if (n <= 0) return false;
+    if (n <= 0) return 0;
     for (int i = 0; i < n; ++i) {
         size_t segment = 0;
         IpFields ip;
@@ -215,7 +229,7 @@ bool UdpLink::receive_batch() {
         receive_datagram(*sender, static_cast<uint8_t*>(iovs[i].iov_base), msgs[i].msg_len, segment,
                          ip);
     }
-    return n == kBatch;
+    return static_cast<size_t>(n);
 }
 
 // One UDP datagram: one packet, or a GRO datagram of packets of `segment` bytes each (the last
@@ -328,12 +342,16 @@ void UdpLink::capture(const IpEndpoint& src, const IpEndpoint& dst, const uint8_
 void UdpLink::end_turn_later() {
     if (end_turn_posted_) return;
     end_turn_posted_ = true;
-    boost::asio::post(io_, [this] {
-        end_turn_posted_ = false;
-        flush();
-        if (pcap_.is_open()) pcap_.flush();
-        deliver_looped();
-    });
+    if (!attached_) boost::asio::post(io_, [this] { end_turn(); });
+}
+
+bool UdpLink::end_turn() {
+    if (!end_turn_posted_) return false;
+    end_turn_posted_ = false;
+    flush();
+    if (pcap_.is_open()) pcap_.flush();
+    deliver_looped();
+    return end_turn_posted_;
 }
 
 void UdpLink::write(const IpEndpoint& dst, const uint8_t* data, size_t len, bool captured,

@@ -58,7 +58,17 @@ class UdpLink {
             std::vector<emu::wire::IpAddress> hosts = {});
     ~UdpLink();
 
+    // Received packets go to `on_packet` as the event loop finds them (Asio waits on the socket).
     void start(Receiver on_packet);
+    // Or as the caller receives them: it watches fd() and calls receive() when it is readable,
+    // and end_turn() after each turn of its loop (nicsim/daemon/poll_loop.h).
+    void attach(Receiver on_packet);
+    int fd() { return sock_.native_handle(); }
+    // Up to a turn's budget of datagrams; how many came (0: the socket is empty).
+    size_t receive();
+    // What this turn sent goes to the kernel in one burst, the capture to its file, the
+    // packets to this host itself to their QPs; true when that made more to do.
+    bool end_turn();
     // Room for the next packet in the burst (TxBurst::kSlotSize bytes): a packet built here
     // and then handed to send() is not copied.
     uint8_t* packet_buffer();
@@ -101,8 +111,8 @@ class UdpLink {
         uint8_t tos = 0;
     };
     void wait_readable();
-    // Receives until the socket is empty or a turn's budget is spent; false when it is empty.
-    bool receive_batch();
+    // One recvmmsg; the datagrams it got.
+    size_t receive_batch();
     // `ip`: the IP header's fields, from the socket's control messages.
     void receive_datagram(const IpEndpoint& from, uint8_t* data, size_t len, size_t segment,
                           const IpFields& ip);
@@ -121,8 +131,8 @@ class UdpLink {
                  const uint8_t* dst_mac = nullptr, std::string_view comment = {},
                  const IpFields& ip = {});
     IpEndpoint self() const { return {local_, port_}; }
-    // Posts the end of this turn of the event loop, once: the burst goes out, the capture to
-    // its file.
+    // Posts the end of this turn of the event loop, once (attached: end_turn() is the caller's):
+    // the burst goes out, the capture to its file.
     void end_turn_later();
     void deliver_looped();
     void queue(const IpEndpoint& dst, const uint8_t* data, size_t len);
@@ -152,7 +162,8 @@ class UdpLink {
     TxBurst burst_;
     LoopbackQueue loopback_;
     bool end_turn_posted_ = false;
-    bool gso_ = true; // off once the kernel refuses a GSO send
+    bool attached_ = false; // the caller receives and ends the turns (attach())
+    bool gso_ = true;       // off once the kernel refuses a GSO send
     Ipv4IdPolicy ipv4_id_policy_ = Ipv4IdPolicy::Recover;
     std::vector<uint8_t> rx_buffers_;
 };

@@ -43,9 +43,16 @@ class DataPath {
     // A session's app kicked its doorbell: the bits of its doorbell page say what it posted.
     virtual void doorbell(SessionObjects& objects) = 0;
     // A session's doorbell page came (a device context opened) or goes (the session ends): the
-    // NIC watches it while awake.
-    virtual void watch_doorbell(SessionObjects& objects) { (void)objects; }
-    virtual void unwatch_doorbell(SessionObjects& objects) { (void)objects; }
+    // NIC watches it while awake. `kick_fd`: the eventfd the app writes when the NIC sleeps;
+    // true when the data path wakes on it itself, false when the session must wait on it and
+    // call doorbell().
+    virtual bool watch_doorbell(SessionObjects& objects, int kick_fd) {
+        (void)objects, (void)kick_fd;
+        return false;
+    }
+    virtual void unwatch_doorbell(SessionObjects& objects, int kick_fd) {
+        (void)objects, (void)kick_fd;
+    }
     // The wire's counters as a JSON object, for status.
     virtual Json counters_json() const = 0;
 };

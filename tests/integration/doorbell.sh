@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # doorbell: posting work costs the app no syscall while its NIC is awake (it polls the doorbell
-# bits), and one write to the doorbell eventfd when the NIC sleeps. Counted with strace on an
-# unmodified ib_write_bw client: the difference between a run of N1 and one of N2 messages is
-# what the steady state costs per message.
+# bits), and one write to the doorbell eventfd when the NIC sleeps; the NIC, woken by a kick or a
+# packet, neither reads the kick nor re-arms epoll (nicsim/daemon/wake_set.h). Counted with strace
+# on unmodified perftest clients and on a NIC: the difference between a run of N1 and one of N2
+# messages is what the steady state costs per message.
 #
 # usage: doorbell.sh RDMAEMU
 set -euo pipefail
@@ -24,6 +25,29 @@ writes() {
         { cat "$EMU_WORK/client.out"; fail "$prog client failed"; }
     wait "$spid" || true
     awk '$NF == "write" {print $4} END {}' "$EMU_WORK/strace" | tail -1 | grep . || echo 0
+}
+
+# nic_calls PROG N [args]: host 1's NIC's epoll_ctl(2) and read(2) calls while a client of
+# PROG runs N iterations against a server on host 1.
+nic_calls() {
+    local prog=$1 n=$2 port daemon tracer
+    shift 2
+    port=$(free_tcp_port)
+    daemon=$(emu_host 1 daemon_pid)
+    strace -f -c -e trace=epoll_ctl,read -o "$EMU_WORK/nic.strace" -p "$daemon" 2>/dev/null &
+    tracer=$!
+    emu_bg_register "$tracer"
+    sleep 1 # attached
+    "$RDMAEMU" run --host 1 -- "$prog" "$@" -n "$n" -F -p "$port" >"$EMU_WORK/server.out" 2>&1 &
+    local spid=$!
+    emu_bg_register "$spid"
+    wait_tcp_listen "$port" 20 "$spid" || fail "$prog server did not listen"
+    timeout 60 "$RDMAEMU" run --host 2 -- "$prog" "$@" -n "$n" -F -p "$port" 127.0.0.1 \
+        >"$EMU_WORK/client.out" 2>&1 || { cat "$EMU_WORK/client.out"; fail "$prog client failed"; }
+    wait "$spid" || true
+    kill -INT "$tracer"
+    wait "$tracer" || true
+    awk '$NF == "epoll_ctl" || $NF == "read" {n += $4} END {print n + 0}' "$EMU_WORK/nic.strace"
 }
 
 per_message() { python3 -c "print(($2 - $1) / ($4 - $3))" "$@"; }
@@ -48,3 +72,12 @@ echo "write(2) calls: $a for 200 round trips, $b for 1200: $r per round trip"
 python3 -c "import sys; sys.exit(0 if $r >= 0.5 else 1)" ||
     fail "a sleeping NIC was not kicked ($r writes per round trip)"
 ok "posting to a sleeping NIC: $r doorbell writes per round trip"
+
+step "the NIC woken per message: no epoll re-arm, no read of the kick"
+a=$(nic_calls ib_send_lat 200 -s 2)
+b=$(nic_calls ib_send_lat 1200 -s 2)
+r=$(per_message "$a" "$b" 200 1200)
+echo "NIC epoll_ctl(2) + read(2) calls: $a for 200 round trips, $b for 1200: $r per round trip"
+python3 -c "import sys; sys.exit(0 if $r <= 0.05 else 1)" ||
+    fail "the NIC re-armed epoll or read its kicks per message ($r calls per round trip)"
+ok "a NIC woken per message: $r epoll_ctl + read calls per round trip"
