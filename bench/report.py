@@ -230,7 +230,8 @@ def main(argv):
           f"{meta.get('load_after', '?')}")
     print(f"build: {meta.get('build', '?')} ({meta.get('build_type', '?')}); source tree at git "
           f"{meta.get('git', '?')}; emulated MTU {meta.get('mtu', '?')}, NIC --poll-us "
-          f"{meta.get('poll_us', 'default')}; perftest {meta.get('perftest', '?')}")
+          f"{meta.get('poll_us', 'default')}, --scheduling {meta.get('scheduling', 'normal')}; "
+          f"perftest {meta.get('perftest', '?')}")
     for title, fn in sections(r):
         print()
         print(f"### {title}" if markdown else f"{title}:")

@@ -15,7 +15,7 @@
 # (bench/plot.py, matplotlib). See bench/README.md.
 #
 # usage: bench/run.sh [--build DIR] [--quick] [--only PARTS] [--plots DIR] [--mtu M]
-#                     [--poll-us US] [--keep]
+#                     [--poll-us US] [--scheduling POLICY] [--keep]
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,6 +25,7 @@ quick=0
 keep=0
 mtu=""
 poll_us=""
+scheduling=""
 only=""
 plots=""
 all_parts=(qpmem table samehost syscalls qps sweep stacks)
@@ -32,7 +33,7 @@ all_parts=(qpmem table samehost syscalls qps sweep stacks)
 usage() {
     cat <<EOF
 usage: bench/run.sh [--build DIR] [--quick] [--only PARTS] [--plots DIR] [--mtu M]
-                    [--poll-us US] [--keep]
+                    [--poll-us US] [--scheduling POLICY] [--keep]
   --build DIR   rdmaemu build directory (default: $repo/build)
   --quick       the table at one size each, shorter runs, and the cheap parts (samehost,
                 qpmem): about 30 s instead of about 5 minutes
@@ -41,6 +42,8 @@ usage: bench/run.sh [--build DIR] [--quick] [--only PARTS] [--plots DIR] [--mtu 
   --plots DIR   write the plots (PNG and SVG) to DIR (default: the work directory, then kept)
   --mtu M       path MTU of the emulated hosts (256|512|1024|2048|4096; default: rdmaemu's)
   --poll-us US  how long the NICs poll after work before they sleep (default: rdmaemu's)
+  --scheduling POLICY
+                the NICs' share of the CPU: normal (default) or realtime (rdmaemu up --help)
   --keep        keep the work directory (raw outputs of every program) after a good run
 EOF
 }
@@ -49,7 +52,7 @@ source "$bench/lib.sh"
 
 while (($#)); do
     case $1 in
-    --build | --only | --plots | --mtu | --poll-us)
+    --build | --only | --plots | --mtu | --poll-us | --scheduling)
         (($# >= 2)) || die "$1 needs a value"
         case $1 in
         --build) build=$2 ;;
@@ -57,6 +60,7 @@ while (($#)); do
         --plots) plots=$2 ;;
         --mtu) mtu=$2 ;;
         --poll-us) poll_us=$2 ;;
+        --scheduling) scheduling=$2 ;;
         esac
         shift 2
         ;;
@@ -173,6 +177,7 @@ build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/
     echo "syscall_sockperf_secs=${syscall_sockperf_secs[*]}"
     echo "idle_qps=$idle_qps"
     echo "poll_us=${poll_us:-default}"
+    echo "scheduling=${scheduling:-normal}"
 } >"$work/meta.txt"
 log "work directory $work; load average $(load) on $(nproc) CPUs; parts: ${parts[*]}"
 awk -v n="$(nproc)" '{ exit !($1 >= n / 2) }' /proc/loadavg &&
@@ -189,6 +194,7 @@ fi
 up_args=(--hosts 2)
 [[ -z $mtu ]] || up_args+=(--mtu "$mtu")
 [[ -z $poll_us ]] || up_args+=(--poll-us "$poll_us")
+[[ -z $scheduling ]] || up_args+=(--scheduling "$scheduling")
 "$rdmaemu" up "${up_args[@]}" >"$work/up.out" 2>&1 || {
     cat "$work/up.out" >&2
     die "rdmaemu up failed"

@@ -69,13 +69,14 @@ int main(int argc, char** argv) {
     log->flush_on(spdlog::level::debug);
     // A NIC is hardware: apps that busy-poll memory (ib_write_lat does) must not starve it of
     // the CPU.
-    nicsim::PollLoop::claim_cpu(*log);
+    const bool realtime = nicsim::PollLoop::claim_cpu(*log, config->realtime);
 
     auto pcap = open_capture(*config, *log);
     if (!pcap) return 1;
     try {
         boost::asio::io_context io;
         nicsim::Nic nic(*config);
+        nic.set_realtime(realtime);
         nicsim::UdpLink link(io, nicsim::bind_roce_port(config->address, config->udp_port),
                              config->address, config->udp_port, config->faults, std::move(*pcap),
                              *log, config->hosts);

@@ -58,7 +58,19 @@ void PollLoop::run() {
     }
 }
 
-void PollLoop::claim_cpu(spdlog::logger& log) {
+bool PollLoop::claim_cpu(spdlog::logger& log, bool realtime) {
+    if (realtime) {
+        // The lowest real-time priority: above every app, below the kernel's own threads.
+        // It is bounded: the loop sleeps when it has no work, and polls at most --poll-us.
+        sched_param param{};
+        param.sched_priority = 1;
+        if (::sched_setscheduler(0, SCHED_FIFO, &param) == 0) {
+            log.info("scheduling: real-time (SCHED_FIFO 1)");
+            return true;
+        }
+        log.warn("no real-time priority ({}): scheduling normal, apps' polls yield the CPU",
+                 std::strerror(errno));
+    }
     SchedAttr attr{};
     attr.size = sizeof attr;
     attr.policy = SCHED_OTHER;
@@ -70,6 +82,7 @@ void PollLoop::claim_cpu(spdlog::logger& log) {
     if (::setpriority(PRIO_PROCESS, 0, -10) != 0)
         log.info("running at normal priority ({}): busy-polling apps may slow the NIC down",
                  std::strerror(errno));
+    return false;
 }
 
 } // namespace nicsim

@@ -121,6 +121,13 @@ std::vector<OptionDef> options(Config& c) {
              c.poll_us = std::stoull(v);
              return "";
          }},
+        {"--scheduling", "normal|realtime",
+         "the NIC's share of the CPU: a short slice and nice -10 (default), or real-time priority",
+         [&c](const std::string& v) -> std::string {
+             if (v != "normal" && v != "realtime") return "wants normal or realtime, not " + v;
+             c.realtime = v == "realtime";
+             return "";
+         }},
         {"--pcap", "FILE", "capture every packet sent and received", text(c.pcap_file)},
         {"--pcap-limit", "BYTES", "the capture stops before this size",
          [&c](const std::string& v) -> std::string {

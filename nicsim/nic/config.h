@@ -31,6 +31,9 @@ struct Config {
     // from the very app whose next post it waits for (bench/README.md has the figures).
     uint64_t poll_us = default_poll_us();
     static uint64_t default_poll_us();
+    // --scheduling realtime: the NIC asks for SCHED_FIFO, so that a packet or a kick preempts a
+    // busy-polling app at once, and the apps' polls stop yielding the CPU (poll_loop.h).
+    bool realtime = false;
     uint16_t udp_port =
         4791;           // RoCE v2's; another where Linux Soft-RoCE holds 4791 on all addresses
     FaultConfig faults; // applied to every outgoing packet

@@ -89,6 +89,10 @@ struct McastCounters {
 class Nic {
   public:
     explicit Nic(const Config& config) : device_(config), shares_(config.max_per_process) {}
+    // Whether the NIC got real-time priority (PollLoop::claim_cpu): each session's doorbell
+    // page says so.
+    void set_realtime(bool on) { realtime_ = on; }
+    bool realtime() const { return realtime_; }
 
     Device& device() { return device_; }
     const Device& device() const { return device_; }
@@ -180,6 +184,7 @@ class Nic {
     void set_cm(cm::CmAgent* cm) { cm_ = cm; }
 
   private:
+    bool realtime_ = false;
     Device device_;
     emu::KeyAllocator keys_;
     std::unordered_map<uint32_t, Mr*> by_rkey_, by_lkey_;

@@ -11,20 +11,20 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 emu_setup "$1"
 command -v strace >/dev/null || fail "strace is missing (tools/install-deps.sh installs it)"
 
-# writes PROG N [args]: the client's write(2) calls in a run of N iterations.
-writes() {
-    local prog=$1 n=$2 port
-    shift 2
+# calls SYSCALL PROG N [args]: the client's SYSCALL calls in a run of N iterations.
+calls() {
+    local syscall=$1 prog=$2 n=$3 port
+    shift 3
     port=$(free_tcp_port)
     "$RDMAEMU" run --host 1 -- "$prog" "$@" -n "$n" -F -p "$port" >"$EMU_WORK/server.out" 2>&1 &
     local spid=$!
     emu_bg_register "$spid"
     wait_tcp_listen "$port" 20 "$spid" || fail "$prog server did not listen"
-    timeout 60 "$RDMAEMU" run --host 2 -- strace -f -c -e trace=write -o "$EMU_WORK/strace" \
+    timeout 60 "$RDMAEMU" run --host 2 -- strace -f -c -e trace="$syscall" -o "$EMU_WORK/strace" \
         "$prog" "$@" -n "$n" -F -p "$port" 127.0.0.1 >"$EMU_WORK/client.out" 2>&1 ||
         { cat "$EMU_WORK/client.out"; fail "$prog client failed"; }
     wait "$spid" || true
-    awk '$NF == "write" {print $4} END {}' "$EMU_WORK/strace" | tail -1 | grep . || echo 0
+    awk -v s="$syscall" '$NF == s {print $4}' "$EMU_WORK/strace" | tail -1 | grep . || echo 0
 }
 
 # nic_calls PROG N [args]: host 1's NIC's epoll_ctl(2) and read(2) calls while a client of
@@ -54,8 +54,8 @@ per_message() { python3 -c "print(($2 - $1) / ($4 - $3))" "$@"; }
 
 step "a NIC that stays awake (--poll-us 9999999): no doorbell writes"
 emu_up 2 --poll-us 9999999
-a=$(writes ib_write_bw 1000 -s 4096)
-b=$(writes ib_write_bw 9000 -s 4096)
+a=$(calls write ib_write_bw 1000 -s 4096)
+b=$(calls write ib_write_bw 9000 -s 4096)
 r=$(per_message "$a" "$b" 1000 9000)
 echo "write(2) calls: $a for 1000 messages, $b for 9000: $r per message"
 python3 -c "import sys; sys.exit(0 if $r <= 0.01 else 1)" ||
@@ -65,8 +65,8 @@ ok "posting to an awake NIC: $r write(2) calls per message"
 
 step "a NIC that sleeps at once (--poll-us 0): a ping-pong kicks it"
 emu_up 2 --poll-us 0
-a=$(writes ib_send_lat 200 -s 2)
-b=$(writes ib_send_lat 1200 -s 2)
+a=$(calls write ib_send_lat 200 -s 2)
+b=$(calls write ib_send_lat 1200 -s 2)
 r=$(per_message "$a" "$b" 200 1200)
 echo "write(2) calls: $a for 200 round trips, $b for 1200: $r per round trip"
 python3 -c "import sys; sys.exit(0 if $r >= 0.5 else 1)" ||
@@ -81,3 +81,16 @@ echo "NIC epoll_ctl(2) + read(2) calls: $a for 200 round trips, $b for 1200: $r 
 python3 -c "import sys; sys.exit(0 if $r <= 0.05 else 1)" ||
     fail "the NIC re-armed epoll or read its kicks per message ($r calls per round trip)"
 ok "a NIC woken per message: $r epoll_ctl + read calls per round trip"
+"$RDMAEMU" down >/dev/null
+
+step "NICs at real-time priority (--scheduling realtime): the app's polls give up no CPU"
+emu_up 2 --scheduling realtime
+grep -q "scheduling: real-time" "$RDMAEMU_RUNTIME_DIR/host1/nicsimd.log" ||
+    fail "host 1's NIC did not get real-time priority: $(grep -i "real-time" "$RDMAEMU_RUNTIME_DIR/host1/nicsimd.log")"
+a=$(calls sched_yield ib_write_bw 1000 -s 65536)
+b=$(calls sched_yield ib_write_bw 5000 -s 65536)
+r=$(per_message "$a" "$b" 1000 5000)
+echo "sched_yield(2) calls: $a for 1000 messages, $b for 5000: $r per message"
+python3 -c "import sys; sys.exit(0 if $r <= 0.01 else 1)" ||
+    fail "the app yielded the CPU to a real-time NIC ($r sched_yield calls per message)"
+ok "polling a real-time NIC: $r sched_yield calls per message"

@@ -33,6 +33,7 @@ constexpr int kLogTailLines = 20;
 constexpr std::string_view kMtus[] = {"256", "512", "1024", "2048", "4096"};
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error"};
 constexpr std::string_view kIcrcPolicies[] = {"recover-id", "id-zero"};
+constexpr std::string_view kSchedulingPolicies[] = {"normal", "realtime"};
 
 // An option `up` passes on to every host's nicsimd as given, once the parser has checked it.
 constexpr OptionSpec to_daemon(std::string_view name, std::string_view value, std::string_view help,
@@ -82,6 +83,11 @@ constexpr OptionSpec kOptions[] = {
               "how long each NIC keeps polling after work before it sleeps (default 50, 0 on a "
               "machine of 1 or 2 CPUs)",
               ValueKind::count),
+    {"scheduling", "POLICY",
+     "the NICs' share of the CPU: normal (a short slice, nice -10 where allowed; on 1 or 2 CPUs "
+     "the apps' polls yield the CPU now and then) or realtime (SCHED_FIFO where allowed: a NIC "
+     "preempts a polling app at once, and the apps' polls make no syscall)",
+     kSchedulingPolicies, true},
     to_daemon("cm-response-timeout", "T",
               "rdma_cm: how long a peer's CM may take to answer, 4.096 us * 2^T (0..31; default "
               "20, about 4 s, as Linux)",

@@ -138,12 +138,14 @@ void install_cq_ex_ops(ibv_cq_ex& cq) {
 // On a machine of 1 or 2 CPUs the app and the NICs share the cores: an app that keeps finding
 // its CQ empty gives the CPU up now and then, or the NIC that would fill it waits for the app's
 // time slice to end (tails of milliseconds, bench/README.md). With more CPUs the NICs have
-// cores of their own and polling stays a plain memory read, as on hardware. Every 64th empty
-// poll reads the clock (no syscall) to look for a dead NIC now and then (dead_nic.h).
+// cores of their own and polling stays a plain memory read, as on hardware; so it does with a
+// NIC at real-time priority, which preempts the app the moment it has work (rings.h). Every 64th
+// empty poll reads the clock (no syscall) to look for a dead NIC now and then (dead_nic.h).
 void empty_poll_backoff(EmuCq& cq) {
     static const bool cores_shared = ::sysconf(_SC_NPROCESSORS_ONLN) <= 2;
     ++cq.empty_polls;
-    if (cores_shared && cq.empty_polls >= 64) sched_yield();
+    if (cores_shared && cq.empty_polls >= 64 && !nic_realtime(session(cq.ex.context)))
+        sched_yield();
     if (cq.empty_polls % 64 == 0) watch_nic(session(cq.ex.context));
 }
 

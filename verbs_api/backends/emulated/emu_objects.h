@@ -135,6 +135,12 @@ inline EmuCompChannel* emu_channel(ibv_comp_channel* ch) {
 // New work on the queues of doorbell slot `slot` (rings.h; kDoorbellAll: SRQs and WQs).
 void ring_doorbell(ibv_context* ctx, uint32_t slot);
 
+// Whether the session's NIC runs at real-time priority (rings.h, DoorbellPage::nic_realtime).
+inline bool nic_realtime(EmuSession& s) {
+    const auto* page = static_cast<const emu::ipc::DoorbellPage*>(s.doorbell_page.data);
+    return page && page->nic_realtime.load(std::memory_order_relaxed);
+}
+
 // An MR, and the shared pages it claims (shared_pages.h).
 struct EmuMr {
     ibv_mr mr{};

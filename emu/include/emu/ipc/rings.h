@@ -94,13 +94,16 @@ static_assert(sizeof(Cqe) == 80);
 // and WQs), so the NIC finds new work without scanning every QP. While the NIC is awake it
 // watches the bits; before it sleeps it sets `nic_sleeping` and looks once more, and an app that
 // then sees `nic_sleeping` after setting its bit kicks the session's eventfd (both seq_cst: one
-// of them sees the other). An awake NIC costs the app no syscall.
+// of them sees the other). An awake NIC costs the app no syscall. `nic_realtime`: the NIC runs at
+// real-time priority (nicsimd --scheduling realtime), so a wakeup preempts a polling app at once
+// and the app's poll need not give the CPU up for it.
 inline constexpr size_t kDoorbellPageSize = 4096;
 inline constexpr uint32_t kDoorbellWords = (kDoorbellPageSize - 64) / 8;
 inline constexpr uint32_t kDoorbellSlots = kDoorbellWords * 64;
 inline constexpr uint32_t kDoorbellAll = 0;
 struct DoorbellPage {
     alignas(64) std::atomic<uint32_t> nic_sleeping;
+    std::atomic<uint32_t> nic_realtime;
     alignas(64) std::atomic<uint64_t> pending[kDoorbellWords];
 };
 static_assert(sizeof(DoorbellPage) <= kDoorbellPageSize);
