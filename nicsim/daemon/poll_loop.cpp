@@ -40,9 +40,10 @@ void PollLoop::run() {
     WakeSet& wake = engine_.wake_set();
     unsigned ready = WakeSet::kAll;
     uint64_t last_work = now_us();
-    while (!io_.stopped()) {
+    for (;;) {
         size_t done = 0;
         if (ready & WakeSet::kAsio) done += io_.poll();
+        if (io_.stopped()) return; // a handler stopped it (SIGTERM): nothing would wake the wait
         done += engine_.turn(ready & WakeSet::kLink);
         if (done) last_work = now_us();
         if (engine_.runnable() || (poll_us_ && now_us() - last_work < poll_us_)) {
