@@ -43,8 +43,9 @@ class Engine final : public DataPath, public TransportEnv {
     // doorbell bits were set, a bounded turn of the run queue, then the turn's burst out. The
     // packets and queues it served (0: nothing to do).
     size_t turn(bool link_readable);
-    // QPs wait in the run queue: the loop must not sleep.
-    bool runnable() const { return scheduler_.runnable(); }
+    // QPs wait in the run queue, or packets to this host itself in the link: the loop must not
+    // sleep (no descriptor would wake it for them).
+    bool runnable() const { return scheduler_.runnable() || link_.turn_pending(); }
     // Before sleeping: every session learns that the NIC sleeps (their next post kicks it);
     // false, staying awake, when a bit shows work after all.
     bool prepare_sleep();

@@ -69,6 +69,8 @@ class UdpLink {
     // What this turn sent goes to the kernel in one burst, the capture to its file, the
     // packets to this host itself to their QPs; true when that made more to do.
     bool end_turn();
+    // The turn has something to end: packets to send, capture, or deliver to this host itself.
+    bool turn_pending() const { return end_turn_posted_; }
     // Room for the next packet in the burst (TxBurst::kSlotSize bytes): a packet built here
     // and then handed to send() is not copied.
     uint8_t* packet_buffer();
