@@ -19,7 +19,7 @@ namespace nicsim {
 
 Engine::Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::logger& log,
                PeerReasons* peers)
-    : io_(io), nic_(nic), link_(link), log_(log), peers_(peers), scheduler_(nic),
+    : nic_(nic), link_(link), log_(log), peers_(peers), scheduler_(nic),
       router_(*this, link.counters(), link.port(),
               [&link](const emu::wire::IpAddress& addr) { return link.in_set(addr); }),
       timer_(io), wake_(io) {
@@ -27,7 +27,8 @@ Engine::Engine(boost::asio::io_context& io, Nic& nic, UdpLink& link, spdlog::log
                         const uint8_t* mgid,
                         const IpFields& ip) { router_.route(from, data, len, mgid, ip); });
     if (!wake_.watch(link_.fd(), WakeSet::kLink, false))
-        throw std::runtime_error(std::string("epoll_ctl: ") + std::strerror(errno));
+        throw std::runtime_error(std::string("cannot watch the link's socket (epoll_ctl): ") +
+                                 std::strerror(errno));
 }
 
 uint64_t Engine::now_us() {
@@ -126,7 +127,12 @@ void Engine::doorbell(SessionObjects& objects) {
 
 // The kick's eventfd is never read: the loop wakes on it (edge-triggered) and looks at the bits.
 bool Engine::watch_doorbell(SessionObjects& objects, int kick_fd) {
-    if (!wake_.watch(kick_fd, WakeSet::kKick, true)) return false;
+    if (!wake_.watch(kick_fd, WakeSet::kKick, true)) {
+        log_.warn("cannot watch a session's doorbell eventfd (epoll_ctl: {}): its kicks go "
+                  "through the event loop",
+                  std::strerror(errno));
+        return false;
+    }
     objects.doorbell_page->nic_sleeping.store(asleep_ ? 1 : 0, std::memory_order_seq_cst);
     doorbells_.push_back(&objects);
     return true;

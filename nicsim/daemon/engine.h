@@ -76,7 +76,6 @@ class Engine final : public DataPath, public TransportEnv {
     size_t poll_doorbells();
     void arm_timer();
 
-    boost::asio::io_context& io_;
     Nic& nic_;
     UdpLink& link_;
     spdlog::logger& log_;

@@ -43,7 +43,9 @@ WakeSet::WakeSet(boost::asio::io_context& io) {
     epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_) throw std::runtime_error(std::string("epoll_create1: ") + std::strerror(errno));
     if (!watch(asio_fd, kAsio, false))
-        throw std::runtime_error(std::string("epoll_ctl: ") + std::strerror(errno));
+        throw std::runtime_error(std::string("cannot watch the event loop's epoll descriptor "
+                                             "(epoll_ctl): ") +
+                                 std::strerror(errno));
 }
 
 bool WakeSet::watch(int fd, Source source, bool edge) {

@@ -11,40 +11,35 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 emu_setup "$1"
 command -v strace >/dev/null || fail "strace is missing (tools/install-deps.sh installs it)"
 
+# pair PROG N [args]: PROG's server on host 1 and its client on host 2, N iterations; fails
+# when the client does.
+pair() {
+    local prog=$1 n=$2
+    shift 2
+    emu_pair doorbell 1 2 60 -- "$prog" "$@" -n "$n" -F -p "$(free_tcp_port)"
+    ((PAIR_CLIENT_RC == 0)) || { emu_pair_dump doorbell; fail "$prog client failed"; }
+}
+
 # calls SYSCALL PROG N [args]: the client's SYSCALL calls in a run of N iterations.
 calls() {
-    local syscall=$1 prog=$2 n=$3 port
-    shift 3
-    port=$(free_tcp_port)
-    "$RDMAEMU" run --host 1 -- "$prog" "$@" -n "$n" -F -p "$port" >"$EMU_WORK/server.out" 2>&1 &
-    local spid=$!
-    emu_bg_register "$spid"
-    wait_tcp_listen "$port" 20 "$spid" || fail "$prog server did not listen"
-    timeout 60 "$RDMAEMU" run --host 2 -- strace -f -c -e trace="$syscall" -o "$EMU_WORK/strace" \
-        "$prog" "$@" -n "$n" -F -p "$port" 127.0.0.1 >"$EMU_WORK/client.out" 2>&1 ||
-        { cat "$EMU_WORK/client.out"; fail "$prog client failed"; }
-    wait "$spid" || true
+    local syscall=$1
+    shift
+    PAIR_CLIENT_PREFIX=(strace -f -c -e trace="$syscall" -o "$EMU_WORK/strace")
+    pair "$@"
+    PAIR_CLIENT_PREFIX=()
     awk -v s="$syscall" '$NF == s {print $4}' "$EMU_WORK/strace" | tail -1 | grep . || echo 0
 }
 
 # nic_calls PROG N [args]: host 1's NIC's epoll_ctl(2) and read(2) calls while a client of
 # PROG runs N iterations against a server on host 1.
 nic_calls() {
-    local prog=$1 n=$2 port daemon tracer
-    shift 2
-    port=$(free_tcp_port)
-    daemon=$(emu_host 1 daemon_pid)
-    strace -f -c -e trace=epoll_ctl,read -o "$EMU_WORK/nic.strace" -p "$daemon" 2>/dev/null &
+    local tracer
+    strace -f -c -e trace=epoll_ctl,read -o "$EMU_WORK/nic.strace" -p "$(emu_host 1 daemon_pid)" \
+        2>/dev/null &
     tracer=$!
     emu_bg_register "$tracer"
     sleep 1 # attached
-    "$RDMAEMU" run --host 1 -- "$prog" "$@" -n "$n" -F -p "$port" >"$EMU_WORK/server.out" 2>&1 &
-    local spid=$!
-    emu_bg_register "$spid"
-    wait_tcp_listen "$port" 20 "$spid" || fail "$prog server did not listen"
-    timeout 60 "$RDMAEMU" run --host 2 -- "$prog" "$@" -n "$n" -F -p "$port" 127.0.0.1 \
-        >"$EMU_WORK/client.out" 2>&1 || { cat "$EMU_WORK/client.out"; fail "$prog client failed"; }
-    wait "$spid" || true
+    pair "$@"
     kill -INT "$tracer"
     wait "$tracer" || true
     awk '$NF == "epoll_ctl" || $NF == "read" {n += $4} END {print n + 0}' "$EMU_WORK/nic.strace"

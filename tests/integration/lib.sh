@@ -238,7 +238,8 @@ wait_tcp_listen() {
 # Output goes to $EMU_WORK/LABEL.server and LABEL.client; sets PAIR_SERVER_RC, PAIR_CLIENT_RC
 # and PAIR_SECS (wall time of the whole pair, seconds with a decimal). Never fails by itself.
 # The array PAIR_CLIENT_EXTRA, when set, adds arguments on the client's side only (before the
-# server address).
+# server address); the array PAIR_CLIENT_PREFIX, when set, runs the client under that command
+# (strace ...).
 emu_pair() {
     local label=$1 shost=$2 chost=$3 secs=$4
     shift 4
@@ -258,7 +259,8 @@ emu_pair() {
     emu_bg_register "$spid"
     PAIR_CLIENT_RC=0
     if wait_tcp_listen "$port" 20 "$spid"; then
-        timeout -k 5 "$secs" "$RDMAEMU" run --host "$chost" -- "$@" \
+        timeout -k 5 "$secs" "$RDMAEMU" run --host "$chost" -- \
+            ${PAIR_CLIENT_PREFIX[@]+"${PAIR_CLIENT_PREFIX[@]}"} "$@" \
             ${PAIR_CLIENT_EXTRA[@]+"${PAIR_CLIENT_EXTRA[@]}"} 127.0.0.1 >"$cout" 2>&1 ||
             PAIR_CLIENT_RC=$?
     else
