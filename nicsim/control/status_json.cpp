@@ -100,7 +100,10 @@ std::string host_status_json(const Nic& nic, const std::vector<const Session*>& 
               {"address", dev.address_string()},
               {"gid", dev.gid_string()},
               {"daemon_pid", ::getpid()},
-              {"mtu", dev.config().mtu}};
+              {"mtu", dev.config().mtu},
+              {"scheduling", nic.realtime()          ? "realtime"
+                             : dev.config().realtime ? "normal, real-time refused"
+                                                     : "normal"}};
     // The IPv4 ID policy means something on an IPv4 host only: over IPv6 every ICRC is whole.
     if (dev.config().address.is_ipv4()) j["icrc_ipv4"] = name(dev.config().icrc_ipv4);
     Json& list = j["sessions"] = Json::array();

@@ -82,6 +82,8 @@ step "NICs at real-time priority (--scheduling realtime): the app's polls give u
 emu_up 2 --scheduling realtime
 grep -q "scheduling: real-time" "$RDMAEMU_RUNTIME_DIR/host1/nicsimd.log" ||
     fail "host 1's NIC did not get real-time priority: $(grep -i "real-time" "$RDMAEMU_RUNTIME_DIR/host1/nicsimd.log")"
+"$RDMAEMU" status | grep -q "scheduling: real-time (SCHED_FIFO 1)" ||
+    fail "rdmaemu status does not say the NICs run at real-time priority: $("$RDMAEMU" status | head -3)"
 a=$(calls sched_yield ib_write_bw 1000 -s 65536)
 b=$(calls sched_yield ib_write_bw 5000 -s 65536)
 r=$(per_message "$a" "$b" 1000 5000)

@@ -147,6 +147,13 @@ void print_text(const std::string& runtime, const std::vector<HostStatus>& all) 
                               "them, counted in icrc_ipv4_id_recovered"
                             : "IPv4 peers must send IP ID 0, other packets fail as icrc_errors");
         }
+        // Said only when it is not the default, or when real-time was asked for and refused.
+        if (const std::string sched = member_text(d, "scheduling"); sched == "realtime")
+            std::printf("  scheduling: real-time (SCHED_FIFO 1): the NIC preempts polling apps, "
+                        "whose polls make no syscall\n");
+        else if (sched != "normal" && !sched.empty())
+            std::printf("  scheduling: %s (its log says why); the apps' polls yield the CPU\n",
+                        sched.c_str());
         print_counters(d);
         print_hw_counters(d);
         print_sessions(d);
