@@ -39,6 +39,9 @@ emu_perftest 1 60 ib_write_bw -n 20
 emu_perftest 1 60 ib_send_lat -n 20
 emu_perftest 1 60 ib_send_bw -c UD -g -M 0:0:0:0:0:0:0:0:0:0:255:255:224:0:0:7 -n 20
 
+# perftest's UD messages are as long as the port's path MTU (4096 on loopback).
+mtu=$(emu_host 1 mtu)
+
 step "rdmaemu down (the daemons flush their captures)"
 timeout 30 "$RDMAEMU" down || fail "rdmaemu down exited $?"
 for h in 1 2; do
@@ -105,9 +108,9 @@ tsh -c 5
 
 step "multicast packets as a NIC sends them"
 mc=$(count 'ip.dst == 224.0.0.7')
-mc_ok=$(count 'ip.dst == 224.0.0.7 && eth.dst == 01:00:5e:00:00:07 && infiniband.bth.destqp == 0xffffff && infiniband.bth.opcode == 100 && udp.length == 8 + 12 + 8 + 1024 + 4')
+mc_ok=$(count "ip.dst == 224.0.0.7 && eth.dst == 01:00:5e:00:00:07 && infiniband.bth.destqp == 0xffffff && infiniband.bth.opcode == 100 && udp.length == 8 + 12 + 8 + $mtu + 4")
 ((mc >= 20)) || fail "host1.pcap has $mc packets to 224.0.0.7, expected the 20 of ib_send_bw -g"
-((mc_ok == mc)) || fail "$((mc - mc_ok)) of $mc multicast packets in host1.pcap are not UD SEND Only to 0xFFFFFF at MAC 01:00:5e:00:00:07 with 1024 bytes and no trailer"
+((mc_ok == mc)) || fail "$((mc - mc_ok)) of $mc multicast packets in host1.pcap are not UD SEND Only to 0xFFFFFF at MAC 01:00:5e:00:00:07 with $mtu bytes and no trailer"
 ok "$mc multicast packets in host1.pcap: to 224.0.0.7 (01:00:5e:00:00:07), DestQP 0xFFFFFF, no trailer"
 
 step "ICRC of every captured RoCE packet, recomputed independently (icrc_check.py)"

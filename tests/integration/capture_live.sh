@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # capture_live: a capture you can watch. Hosts started with `--drop 0.03 --duplicate 0.01 --pcap
 # DIR`, then:
-# 1. ib_write_bw -n 100 -s 4096 over the lossy wire. When the documented live capture
+# 1. ib_write_bw -n 100 -s 4096 -m 1024 (four packets a message, an Ethernet's path MTU) over
+#    the lossy wire. When the documented live capture
 #    `tshark -i lo -f 'udp port 4791 and host ...'` may run here (root, or dumpcap's
 #    capabilities), it sees the run's packets, each decoded as InfiniBand (with faults on, the
 #    hosts send packet by packet, no GSO batches).
@@ -105,8 +106,8 @@ else
     echo "note: tshark -i lo cannot capture here (exit $live_rc: $(tail -n 2 "$EMU_WORK/lo.out")); that check is skipped"
 fi
 
-step "ib_write_bw -n 100 -s 4096 over --drop 0.03 --duplicate 0.01"
-emu_perftest 1 60 ib_write_bw -n 100 -s 4096
+step "ib_write_bw -n 100 -s 4096 -m 1024 over --drop 0.03 --duplicate 0.01"
+emu_perftest 1 60 ib_write_bw -n 100 -s 4096 -m 1024
 
 if ((${#LIVE[@]})); then
     sleep 0.5

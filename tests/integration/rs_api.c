@@ -7,7 +7,8 @@
 // rsockets (names, datagrams both ways with their senders, MSG_PEEK, short reads, EMSGSIZE,
 // rconnect, iovecs, shutdown).
 //
-// usage: rs_api ADDRESS PORT   (ADDRESS: the host's own, 127.0.S.i; PORT to PORT+3 are used)
+// usage: rs_api ADDRESS PORT MTU   (ADDRESS: the host's own, 127.0.S.i; PORT to PORT+3 are used;
+//                                  MTU: its port's path MTU, which TCP_MAXSEG reports)
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -182,12 +183,13 @@ static void datagrams(const char* ip, int port) {
 
 int main(int argc, char** argv) {
     if (argc == 4 && !strcmp(argv[1], "--peer")) return peer(argv[2], atoi(argv[3]));
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s ADDRESS PORT\n", argv[0]);
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s ADDRESS PORT MTU\n", argv[0]);
         return 2;
     }
     const char* ip = argv[1];
     const int port = atoi(argv[2]);
+    const int mtu = atoi(argv[3]);
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     datagrams(ip, port);
@@ -226,7 +228,8 @@ int main(int argc, char** argv) {
     len = sizeof v;
     CHECK(rgetsockopt(c, SOL_SOCKET, SO_RCVBUF, &v, &len) == 0 && v == 1 << 17, "SO_RCVBUF %d", v);
     CHECK(rgetsockopt(c, SOL_RDMA, RDMA_SQSIZE, &v, &len) == 0 && v == 384, "RDMA_SQSIZE %d", v);
-    CHECK(rgetsockopt(c, IPPROTO_TCP, TCP_MAXSEG, &v, &len) == 0 && v == 1024, "TCP_MAXSEG %d", v);
+    CHECK(rgetsockopt(c, IPPROTO_TCP, TCP_MAXSEG, &v, &len) == 0 && v == mtu,
+          "TCP_MAXSEG %d, path MTU %d", v, mtu);
     v = 1;
     CHECK(rsetsockopt(c, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v) == 0, "TCP_NODELAY");
     v = 0;

@@ -40,7 +40,7 @@ rstream_pair() {
 
 step "the rsocket calls one by one (rs_api on host 1, to its own address)"
 rc=0
-timeout 120 "$RDMAEMU" run --host 1 -- "$RS_API" "$A1" 7600 >"$EMU_WORK/rs_api.out" 2>&1 || rc=$?
+timeout 120 "$RDMAEMU" run --host 1 -- "$RS_API" "$A1" 7600 "$(emu_host 1 mtu)" >"$EMU_WORK/rs_api.out" 2>&1 || rc=$?
 ((rc == 0)) || { cat "$EMU_WORK/rs_api.out"; fail "rs_api exited $rc"; }
 grep -c '^ok ' "$EMU_WORK/rs_api.out" | xargs -I{} echo "rs_api: {} checks passed"
 grep -q '^PASS' "$EMU_WORK/rs_api.out" || { cat "$EMU_WORK/rs_api.out"; fail "rs_api did not pass"; }

@@ -2,6 +2,7 @@
 
 #include "emu/private_files.h"
 #include "netlink.h"
+#include "path_mtu.h"
 
 #include <net/if.h>
 
@@ -190,23 +191,6 @@ std::string build(int subnet, int count, int roce_mtu, emu::OwnedFd& peers) {
 
 std::string netdev_name(int host) {
     return "host" + std::to_string(host);
-}
-
-int netdev_mtu(int roce_mtu) {
-    // Soft-RoCE's path MTU is the largest IB MTU that fits the netdev's MTU less the IP, UDP,
-    // BTH and ICRC headers.
-    switch (roce_mtu) {
-    case 256:
-        return 400;
-    case 512:
-        return 700;
-    case 2048:
-        return 3000;
-    case 4096:
-        return 9000;
-    default:
-        return 1500;
-    }
 }
 
 std::optional<std::string> start_set_network(const std::string& runtime, int subnet, int count,

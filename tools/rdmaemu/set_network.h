@@ -22,10 +22,6 @@ namespace rdmaemu {
 // "host3": host 3's interface.
 std::string netdev_name(int host);
 
-// The MTU of the interface whose RoCE path MTU is `roce_mtu` (256..4096) as Linux Soft-RoCE
-// derives one from the other: 1500 for 1024, 9000 for 4096.
-int netdev_mtu(int roce_mtu);
-
 // Starts the holder of the set's namespaces (hosts 1..count on 127.0.subnet.i) and records it in
 // the runtime directory with `record_mode`. Returns why it could not (no user namespaces here,
 // say), having left nothing behind.

@@ -6,6 +6,7 @@
 #include "emu/wire/ip_address.h"
 #include "hostset.h"
 #include "locations.h"
+#include "path_mtu.h"
 #include "set_network.h"
 
 #include <algorithm>
@@ -53,7 +54,11 @@ constexpr OptionSpec kOptions[] = {
      "IPv4 peers that send an IP ID (Linux Soft-RoCE): recover-id finds it from the ICRC, a "
      "16-bit check, counted in icrc_ipv4_id_recovered (default); id-zero drops their packets",
      kIcrcPolicies, true},
-    {"mtu", "M", "path MTU of every host's port", kMtus, true},
+    {"mtu", "M",
+     "path MTU of every host's port (default: the largest that fits the MTU of the interface "
+     "the host's address is on, as Soft-RoCE chooses: 4096 on loopback, 1024 on a 1500-byte "
+     "Ethernet)",
+     kMtus},
     {"log-level", "L", "daemon log level", kLogLevels, true},
     to_daemon("drop", "P", "drop each sent packet with probability P (0..1)",
               ValueKind::probability),
@@ -225,8 +230,25 @@ std::optional<std::string> parse_addresses(const std::string& text, int count, i
     return std::nullopt;
 }
 
+// The path MTU of a host's port and where it came from, for the table `up` prints.
+struct PortMtu {
+    int mtu;
+    std::string why;
+};
+
+PortMtu port_mtu(const ParsedArgs& args, const std::string& address) {
+    if (auto v = args.get("mtu")) return {parse_int(*v, 256, 4096).value_or(1024), "--mtu"};
+    auto netdev = interface_mtu(address);
+    if (!netdev) return {1024, "no interface here holds " + address + ": Ethernet's 1500 assumed"};
+    const std::string why = "the largest that fits " + netdev->name + "'s MTU of " +
+                            std::to_string(netdev->mtu) + "; --mtu M to choose";
+    if (int mtu = roce_mtu_fitting(netdev->mtu)) return {mtu, why};
+    return {256, netdev->name + "'s MTU of " + std::to_string(netdev->mtu) +
+                     " fits no IB MTU: the smallest"};
+}
+
 std::vector<std::string> daemon_argv(const ParsedArgs& args, const std::string& runtime,
-                                     const std::string& address, int host,
+                                     const std::string& address, int host, int mtu,
                                      const std::string& pcap_dir, const std::string& peers) {
     std::vector<std::string> argv = {nicsimd_path(),
                                      "--name",
@@ -240,7 +262,9 @@ std::vector<std::string> daemon_argv(const ParsedArgs& args, const std::string& 
                                      "--peers",
                                      peers,
                                      "--diag-dir",
-                                     runtime};
+                                     runtime,
+                                     "--mtu",
+                                     std::to_string(mtu)};
     for (const auto& spec : kOptions) {
         if (!spec.to_daemon) continue;
         if (auto v = args.get(spec.name)) {
@@ -273,8 +297,8 @@ std::optional<std::string> prepare_hosts(const std::string& runtime, int count, 
 
 // Starts every host, then waits for each; on any failure stops them all.
 int start_hosts(const ParsedArgs& args, const std::string& runtime,
-                const std::vector<std::string>& addresses, const std::string& pcap_dir,
-                std::vector<HostEntry>& hosts) {
+                const std::vector<std::string>& addresses, const std::vector<PortMtu>& mtus,
+                const std::string& pcap_dir, std::vector<HostEntry>& hosts) {
     const int count = static_cast<int>(addresses.size());
     const SetModes modes = set_modes(args);
     std::vector<emu::OwnedFd> logs;
@@ -282,9 +306,10 @@ int start_hosts(const ParsedArgs& args, const std::string& runtime,
     for (int i = 1; i <= count; ++i) {
         HostEntry h{i, addresses[static_cast<size_t>(i - 1)], std::string(kDevice),
                     0, emu::host_socket_path(runtime, i),     log_file_path(runtime, i)};
-        pid_t pid =
-            spawn_detached(daemon_argv(args, runtime, h.address, i, pcap_dir, joined(addresses)),
-                           logs[static_cast<size_t>(i - 1)].get());
+        pid_t pid = spawn_detached(daemon_argv(args, runtime, h.address, i,
+                                               mtus[static_cast<size_t>(i - 1)].mtu, pcap_dir,
+                                               joined(addresses)),
+                                   logs[static_cast<size_t>(i - 1)].get());
         if (pid < 0) {
             stop_daemons(hosts, kStopGrace);
             remove_host_files(runtime, hosts);
@@ -323,9 +348,8 @@ std::string faults_summary(const ParsedArgs& args) {
 }
 
 // The set's network namespace (set_network.h), or why there is none, said once here.
-std::string start_network(const ParsedArgs& args, const std::string& runtime, int subnet,
-                          int count) {
-    const int mtu = parse_int(args.get("mtu").value_or("1024"), 256, 4096).value_or(1024);
+std::string start_network(const ParsedArgs& args, const std::string& runtime, int subnet, int count,
+                          int mtu) {
     auto err = start_set_network(runtime, subnet, count, mtu, set_modes(args).record);
     if (!err)
         return "host1" + std::string(count > 1 ? ".." + netdev_name(count) : "") +
@@ -338,11 +362,25 @@ std::string start_network(const ParsedArgs& args, const std::string& runtime, in
     return "none (programs run in the machine's namespaces)";
 }
 
+// "4096 (fits lo's MTU of 65536)", or one such per host where they differ.
+std::string mtus_summary(const std::vector<PortMtu>& mtus) {
+    auto same = [&](const PortMtu& m) { return m.mtu == mtus[0].mtu && m.why == mtus[0].why; };
+    if (std::all_of(mtus.begin(), mtus.end(), same))
+        return std::to_string(mtus[0].mtu) + " (" + mtus[0].why + ")";
+    std::string out;
+    for (size_t i = 0; i < mtus.size(); ++i)
+        out += (i ? "; host " : "host ") + std::to_string(i + 1) + " " +
+               std::to_string(mtus[i].mtu) + " (" + mtus[i].why + ")";
+    return out;
+}
+
 void print_table(const std::string& runtime, const std::vector<HostEntry>& hosts,
-                 const ParsedArgs& args, const std::string& pcap_dir, const std::string& network) {
+                 const ParsedArgs& args, const std::vector<PortMtu>& mtus,
+                 const std::string& pcap_dir, const std::string& network) {
     std::printf("%zu host%s up in %s\n", hosts.size(), hosts.size() == 1 ? "" : "s",
                 runtime.c_str());
     std::printf("faults:  %s\n", faults_summary(args).c_str());
+    std::printf("mtu:     %s\n", mtus_summary(mtus).c_str());
     std::printf("capture: %s\n", pcap_dir.empty() ? "off" : (pcap_dir + "/host<i>.pcap").c_str());
     std::printf("netdevs: %s\n\n", network.c_str());
     // The GID is the address (IPv4-mapped for IPv4); the columns as wide as the longest.
@@ -438,15 +476,18 @@ int up(const ParsedArgs& args) {
     }
 
     if (addresses.empty()) addresses = subnet_addresses(*subnet, *count);
+    std::vector<PortMtu> mtus;
+    for (const auto& a : addresses)
+        mtus.push_back(port_mtu(args, a));
     std::vector<HostEntry> hosts;
-    if (int rc = start_hosts(args, runtime, addresses, pcap_dir, hosts)) return rc;
+    if (int rc = start_hosts(args, runtime, addresses, mtus, pcap_dir, hosts)) return rc;
     // Hosts on given addresses (--address) are on the machine's own interfaces, reached from
     // its namespaces (a peer on another machine, a TCP side channel to it): no set namespace,
     // whose host<i> netdevs would hide the real ones from the programs.
     const std::string network =
-        subnet ? start_network(args, runtime, *subnet, *count)
+        subnet ? start_network(args, runtime, *subnet, *count, mtus[0].mtu)
                : "the machine's own (--address: programs run in its network namespace)";
-    print_table(runtime, hosts, args, pcap_dir, network);
+    print_table(runtime, hosts, args, mtus, pcap_dir, network);
     return 0;
 }
 
