@@ -143,19 +143,20 @@ static void datagrams(const char* ip, int port) {
         if (wait_for(a, POLLIN, 5000) != POLLIN) break;
         len = sizeof from;
         if (rrecvfrom(a, buf, sizeof buf, 0, (struct sockaddr*)&from, &len) != n ||
-            memcmp(buf, want, n) || len != sizeof from || from.sin_port != bt.sin_port ||
+            memcmp(buf, want, n) != 0 || len != sizeof from || from.sin_port != bt.sin_port ||
             from.sin_addr.s_addr != bt.sin_addr.s_addr)
             break;
         if (rsendto(a, buf, n, 0, (struct sockaddr*)&from, len) != n) break;
-        if (rrecvfrom(b, buf, sizeof buf, 0, NULL, NULL) != n || memcmp(buf, want, n)) break;
+        if (rrecvfrom(b, buf, sizeof buf, 0, NULL, NULL) != n || memcmp(buf, want, n) != 0) break;
         ++round_trips;
     }
     CHECK(round_trips == 50, "50 datagrams there and back, sender's address seen (%d)",
           round_trips);
     CHECK(rsendto(b, "0123456789", 10, 0, (struct sockaddr*)&at, sizeof at) == 10, "rsendto");
     CHECK(wait_for(a, POLLIN, 5000) == POLLIN, "POLLIN");
-    CHECK(rrecv(a, buf, 4, MSG_PEEK) == 4 && !memcmp(buf, "0123", 4), "MSG_PEEK");
-    CHECK(rrecv(a, buf, 3, 0) == 3 && !memcmp(buf, "012", 3), "a short read takes the datagram");
+    CHECK(rrecv(a, buf, 4, MSG_PEEK) == 4 && memcmp(buf, "0123", 4) == 0, "MSG_PEEK");
+    CHECK(rrecv(a, buf, 3, 0) == 3 && memcmp(buf, "012", 3) == 0,
+          "a short read takes the datagram");
     CHECK(rrecv(a, buf, sizeof buf, 0) == -1 && errno == EAGAIN, "its rest is gone");
     static char big[4096];
     CHECK(rsendto(b, big, sizeof big, 0, (struct sockaddr*)&at, sizeof at) == -1 &&
@@ -173,7 +174,7 @@ static void datagrams(const char* ip, int port) {
     struct iovec in[2] = {{x, 2}, {y, 8}};
     struct msghdr mi = {
         .msg_name = &from, .msg_namelen = sizeof from, .msg_iov = in, .msg_iovlen = 2};
-    CHECK(rrecvmsg(a, &mi, 0) == 5 && !memcmp(x, "ab", 2) && !memcmp(y, "cde", 3) &&
+    CHECK(rrecvmsg(a, &mi, 0) == 5 && memcmp(x, "ab", 2) == 0 && memcmp(y, "cde", 3) == 0 &&
               from.sin_port == bt.sin_port,
           "rrecvmsg: the datagram and its sender");
     CHECK(rshutdown(a, SHUT_RD) == 0 && rrecv(a, buf, sizeof buf, 0) == 0,
@@ -242,8 +243,8 @@ int main(int argc, char** argv) {
     // Data: peek, then read; nothing more: EAGAIN on a non-blocking socket.
     CHECK(rsend(c, "hello", 5, 0) == 5, "rsend");
     CHECK(wait_for(s, POLLIN, 5000) == POLLIN, "POLLIN on the server");
-    CHECK(rrecv(s, b, 2, MSG_PEEK) == 2 && !memcmp(b, "he", 2), "MSG_PEEK");
-    CHECK(rrecv(s, b, sizeof b, 0) == 5 && !memcmp(b, "hello", 5), "rrecv");
+    CHECK(rrecv(s, b, 2, MSG_PEEK) == 2 && memcmp(b, "he", 2) == 0, "MSG_PEEK");
+    CHECK(rrecv(s, b, sizeof b, 0) == 5 && memcmp(b, "hello", 5) == 0, "rrecv");
     CHECK(rrecv(c, b, sizeof b, 0) == -1 && errno == EAGAIN, "nothing to read: EAGAIN");
 
     // iovecs both ways; MSG_WAITALL gathers two sends.
@@ -254,7 +255,8 @@ int main(int argc, char** argv) {
     char x[4], y[4];
     struct iovec in[2] = {{x, 4}, {y, 4}};
     struct msghdr mi = {.msg_iov = in, .msg_iovlen = 2};
-    CHECK(rrecvmsg(s, &mi, MSG_WAITALL) == 8 && !memcmp(x, "abcd", 4) && !memcmp(y, "efgh", 4),
+    CHECK(rrecvmsg(s, &mi, MSG_WAITALL) == 8 && memcmp(x, "abcd", 4) == 0 &&
+              memcmp(y, "efgh", 4) == 0,
           "rrecvmsg with MSG_WAITALL");
 
     // rselect sees the rsocket readable.
@@ -278,9 +280,9 @@ int main(int argc, char** argv) {
         pat[i] = (char)(i + 1);
     CHECK(riowrite(c, pat, sizeof pat, 10, 0) == sizeof pat, "riowrite");
     double t0 = now();
-    while (memcmp(mapped + 10, pat, sizeof pat) && now() - t0 < 5)
+    while (memcmp(mapped + 10, pat, sizeof pat) != 0 && now() - t0 < 5)
         usleep(1000);
-    CHECK(!memcmp(mapped + 10, pat, sizeof pat), "the bytes are in the server's memory");
+    CHECK(memcmp(mapped + 10, pat, sizeof pat) == 0, "the bytes are in the server's memory");
     CHECK(riowrite(c, pat, 1, 5000, 0) == (size_t)-1 && errno == EINVAL, "past the mapping");
     CHECK(riounmap(s, mapped, sizeof mapped) == 0, "riounmap");
 
@@ -288,7 +290,7 @@ int main(int argc, char** argv) {
     CHECK(rshutdown(c, SHUT_WR) == 0, "rshutdown SHUT_WR");
     CHECK(rrecv(s, b, sizeof b, 0) == 0, "EOF on the server");
     CHECK(rsend(s, "back", 4, 0) == 4, "the server still sends");
-    CHECK(rrecv(c, b, 4, MSG_WAITALL) == 4 && !memcmp(b, "back", 4), "the client reads");
+    CHECK(rrecv(c, b, 4, MSG_WAITALL) == 4 && memcmp(b, "back", 4) == 0, "the client reads");
     CHECK(rsend(c, "no", 2, 0) == -1 && errno == EPIPE, "no send after SHUT_WR");
 
     // The server closes: the client polls POLLIN|POLLHUP and reads EOF.

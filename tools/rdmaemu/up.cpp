@@ -477,6 +477,7 @@ int up(const ParsedArgs& args) {
 
     if (addresses.empty()) addresses = subnet_addresses(*subnet, *count);
     std::vector<PortMtu> mtus;
+    mtus.reserve(addresses.size());
     for (const auto& a : addresses)
         mtus.push_back(port_mtu(args, a));
     std::vector<HostEntry> hosts;
