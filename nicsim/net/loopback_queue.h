@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 namespace nicsim {
@@ -19,10 +18,8 @@ class LoopbackQueue {
     };
 
     void push(const uint8_t* data, size_t len, uint8_t tos) {
-        const size_t at = bytes_.size();
-        bytes_.resize(at + len);
-        std::memcpy(bytes_.data() + at, data, len);
-        packets_.push_back({at, len, tos});
+        packets_.push_back({bytes_.size(), len, tos});
+        bytes_.insert(bytes_.end(), data, data + len); // one copy: resize() would zero it first
     }
     bool empty() const { return packets_.empty(); }
     size_t size() const { return packets_.size(); }
