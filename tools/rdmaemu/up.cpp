@@ -362,7 +362,7 @@ std::string start_network(const ParsedArgs& args, const std::string& runtime, in
     return "none (programs run in the machine's namespaces)";
 }
 
-// "4096 (fits lo's MTU of 65536)", or one such per host where they differ.
+// "4096 (the largest that fits lo's MTU of 65536; ...)", or one such per host where they differ.
 std::string mtus_summary(const std::vector<PortMtu>& mtus) {
     auto same = [&](const PortMtu& m) { return m.mtu == mtus[0].mtu && m.why == mtus[0].why; };
     if (std::all_of(mtus.begin(), mtus.end(), same))
