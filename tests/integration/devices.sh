@@ -3,7 +3,8 @@
 # link layer Ethernet, and the host's own RoCE v2 GID (::ffff:<host address>); through
 # LD_LIBRARY_PATH on hosts 1 and 2 and once through LD_PRELOAD over the system library. With no
 # host up, ibv_devices lists no device and says why on stderr (mentions `rdmaemu up`). Last,
-# `rdmaemu status` exits 0 with every host up and 3 once host 2's daemon is killed.
+# `rdmaemu status` exits 0 with every host up and 3 once host 2's daemon is killed. The port's
+# active MTU is 4096 on hosts on loopback, as `rdmaemu up` says and why, and what --mtu asks for.
 #
 # usage: devices.sh RDMAEMU LIBDIR
 set -euo pipefail
@@ -40,6 +41,8 @@ done
 # ---- two hosts ---------------------------------------------------------------------------
 step "rdmaemu up --hosts 2"
 emu_up 2
+grep -qF "mtu:     4096 (the largest that fits lo's MTU of 65536" "$EMU_WORK/up.out" ||
+    fail "rdmaemu up does not say its hosts on loopback get path MTU 4096, and why"
 
 # check_host I OUT_DEVICES OUT_DEVINFO LABEL
 check_host() {
@@ -66,6 +69,7 @@ check_host() {
         '^[[:space:]]+state:[[:space:]]+PORT_ACTIVE \(4\)$' \
         '^[[:space:]]+phys_state:[[:space:]]+LINK_UP \(5\)$' \
         '^[[:space:]]+link_layer:[[:space:]]+Ethernet$' \
+        "^[[:space:]]+active_mtu:[[:space:]]+$ACTIVE_MTU\$" \
         "^[[:space:]]+GID\\[ *0\\]:[[:space:]]+$(re_escape "$gid"), RoCE v2\$"; do
         grep -qE "$want" "$info" || fail "$label host $h: ibv_devinfo -v has no line matching /$want/"
         ok "$label host $h: ibv_devinfo -v matches /$want/"
@@ -95,6 +99,7 @@ run_tools() {
     check_host "$h" "$EMU_WORK/devices.$h.$label" "$EMU_WORK/devinfo.$h.$label" "$label"
 }
 
+ACTIVE_MTU='4096 \(5\)' # on loopback, lo's MTU of 65536 fits the largest
 for h in 1 2; do
     step "host $h through LD_LIBRARY_PATH"
     run_tools "$h" libpath
@@ -121,3 +126,10 @@ rc=0
 "$RDMAEMU" status --json >/dev/null || rc=$?
 ((rc == 3)) || fail "rdmaemu status --json exited $rc with host 2 killed, expected 3"
 ok "status (and --json) exit 3 and name host 2 down"
+
+step "rdmaemu up --mtu 1024: the port's active MTU is what was asked"
+"$RDMAEMU" down >/dev/null 2>&1 || true
+emu_up 2 --mtu 1024
+grep -qF "mtu:     1024 (--mtu)" "$EMU_WORK/up.out" || fail "rdmaemu up --mtu 1024 does not say it"
+ACTIVE_MTU='1024 \(3\)'
+run_tools 1 mtu1024

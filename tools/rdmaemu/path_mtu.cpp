@@ -1,8 +1,8 @@
 #include "path_mtu.h"
 
 #include "emu/private_files.h"
+#include "emu/wire/ip_address.h"
 
-#include <arpa/inet.h>
 #include <array>
 #include <cstring>
 #include <ifaddrs.h>
@@ -11,7 +11,6 @@
 #include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 namespace rdmaemu {
 
@@ -26,51 +25,21 @@ struct MtuPair {
 constexpr std::array<MtuPair, 5> kMtuPairs = {
     {{4096, 9000}, {2048, 3000}, {1024, 1500}, {512, 700}, {256, 400}}};
 
-// An address in network order, with its length in bytes (4 or 16).
-struct RawAddress {
-    int family = AF_UNSPEC;
-    std::array<unsigned char, 16> bytes{};
-    size_t size = 0;
-};
+using emu::wire::IpAddress;
 
-RawAddress raw_of(const sockaddr* sa) {
-    RawAddress r;
-    if (!sa) return r;
-    if (sa->sa_family == AF_INET) {
-        const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
-        std::memcpy(r.bytes.data(), &in->sin_addr, 4);
-        r.size = 4;
-    } else if (sa->sa_family == AF_INET6) {
-        const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
-        std::memcpy(r.bytes.data(), &in6->sin6_addr, 16);
-        r.size = 16;
-    } else {
-        return r;
-    }
-    r.family = sa->sa_family;
-    return r;
+// The address in an ifaddrs entry's sockaddr (an address or a netmask), if IPv4 or IPv6.
+std::optional<IpAddress> address_of(const sockaddr* sa) {
+    if (!sa) return std::nullopt;
+    const socklen_t len = sa->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+    auto ep = emu::wire::from_sockaddr(sa, len);
+    if (!ep) return std::nullopt;
+    return ep->addr;
 }
 
-std::optional<RawAddress> parse(const std::string& text) {
-    RawAddress r;
-    if (inet_pton(AF_INET, text.c_str(), r.bytes.data()) == 1) {
-        r.family = AF_INET;
-        r.size = 4;
-        return r;
-    }
-    if (inet_pton(AF_INET6, text.c_str(), r.bytes.data()) == 1) {
-        r.family = AF_INET6;
-        r.size = 16;
-        return r;
-    }
-    return std::nullopt;
-}
-
-// The length of `mask`'s prefix when `a` and `b` agree under it; -1 when they do not.
-int matching_prefix(const RawAddress& a, const RawAddress& b, const RawAddress& mask) {
-    if (a.family != b.family || mask.family != a.family) return -1;
+// How many bits `mask` has when `a` and `b` agree under it; -1 when they do not.
+int matching_prefix(const IpAddress& a, const IpAddress& b, const IpAddress& mask) {
     int bits = 0;
-    for (size_t i = 0; i < a.size; ++i) {
+    for (size_t i = 0; i < a.bytes.size(); ++i) {
         if ((a.bytes[i] & mask.bytes[i]) != (b.bytes[i] & mask.bytes[i])) return -1;
         bits += __builtin_popcount(mask.bytes[i]);
     }
@@ -101,7 +70,7 @@ int netdev_mtu(int roce_mtu) {
 }
 
 std::optional<InterfaceMtu> interface_mtu(const std::string& address) {
-    auto wanted = parse(address);
+    auto wanted = IpAddress::parse(address);
     if (!wanted) return std::nullopt;
     ifaddrs* list = nullptr;
     if (::getifaddrs(&list) != 0) return std::nullopt;
@@ -110,15 +79,14 @@ std::optional<InterfaceMtu> interface_mtu(const std::string& address) {
     std::string best;
     int best_bits = -1;
     for (const ifaddrs* i = list; i; i = i->ifa_next) {
-        RawAddress own = raw_of(i->ifa_addr);
-        RawAddress mask = raw_of(i->ifa_netmask);
-        if (own.family != wanted->family || !i->ifa_name) continue;
-        if (std::memcmp(own.bytes.data(), wanted->bytes.data(), own.size) == 0) {
+        auto own = address_of(i->ifa_addr);
+        auto mask = address_of(i->ifa_netmask);
+        if (!own || !mask || !i->ifa_name || own->is_ipv4() != wanted->is_ipv4()) continue;
+        if (*own == *wanted) {
             best = i->ifa_name;
             break;
         }
-        int bits = matching_prefix(*wanted, own, mask);
-        if (bits > best_bits) {
+        if (int bits = matching_prefix(*wanted, *own, *mask); bits > best_bits) {
             best_bits = bits;
             best = i->ifa_name;
         }
