@@ -136,7 +136,10 @@ timeout 20 "$RDMAEMU" run --host 1 --explain -- ibv_rc_pingpong -p "$port" 127.0
     >"$EMU_WORK/nog.client" 2>&1 || true
 for i in $(seq 100); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
 cat "$EMU_WORK/nog.server"
+# The pingpongs print the QPN as 0x%06x; the NIC and status as %#x (0x559cc, not 0x0559cc).
 qpn=$(sed -nE 's/.*local address: .*QPN (0x[0-9a-f]+),.*/\1/p' "$EMU_WORK/nog.server" | head -n 1)
+[[ -n $qpn ]] || fail "ibv_rc_pingpong printed no local address"
+qpn=$(printf '%#x' "$qpn")
 want="rdmaemu: ibv_modify_qp refused (EINVAL): qp $qpn: RoCE needs a GRH (set ah_attr.is_global, -g in the pingpongs)"
 grep -qxF -- "$want" "$EMU_WORK/nog.server" || fail "the server was not told: '$want'"
 ok "told: $want"
