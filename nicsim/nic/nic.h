@@ -160,9 +160,10 @@ class Nic {
     const ErrorLog& errors() const { return errors_; }
     HwCounters& hw() { return hw_; }
     const HwCounters& hw() const { return hw_; }
-    // Packets the host's reliable QPs sent that are not acknowledged yet (each QP keeps its
-    // share in RequesterState::counted_in_flight; transport::count_in_flight updates both).
-    uint64_t& packets_in_flight() { return packets_in_flight_; }
+    // Bytes the host's reliable QPs sent that are not acknowledged yet, a path MTU per PSN (each
+    // QP keeps its share in RequesterState::counted_in_flight; transport::count_in_flight
+    // updates both).
+    uint64_t& bytes_in_flight() { return bytes_in_flight_; }
 
     uint32_t next_session_id() { return ++last_session_id_; }
 
@@ -207,7 +208,7 @@ class Nic {
     DropCounters drops_;
     ErrorLog errors_;
     HwCounters hw_;
-    uint64_t packets_in_flight_ = 0;
+    uint64_t bytes_in_flight_ = 0;
     ObjectTotals totals_;
     ProcessShares shares_;
     DataPath* data_path_ = nullptr;

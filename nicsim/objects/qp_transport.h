@@ -62,7 +62,7 @@ struct RequesterState {
     // RNR NAKs in a row for the oldest WR, and when the last notice said so (reasons.h).
     uint64_t rnr_streak = 0;
     uint64_t rnr_noticed_us = 0;
-    // This QP's packets in the host's count of those in flight (Nic::packets_in_flight).
+    // This QP's bytes in the host's count of those in flight (Nic::bytes_in_flight).
     uint32_t counted_in_flight = 0;
     bool asked_ack = true; // the last packet sent had AckReq set
 };

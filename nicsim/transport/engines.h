@@ -59,12 +59,15 @@ void post_completion(TransportEnv& env, Cq& cq, const ibv_wc& wc, bool solicited
 // is crossed, and disarms it (IBA 10.2.9.2).
 void srq_consumed(TransportEnv& env, Srq& srq);
 
-// Brings the host's count of packets in flight up to date with `qp`'s (what it sent from
-// una_psn on; nothing once it is not sending). Called wherever una_psn or sent_end_psn move.
+// Brings the host's count of bytes in flight up to date with `qp`'s (a path MTU for each PSN it
+// sent from una_psn on; nothing once it is not sending). Called wherever una_psn or sent_end_psn
+// move.
 void count_in_flight(TransportEnv& env, Qp& qp);
-// How far past una_psn `qp` may send now: kWindow while the host is within kHostWindow,
-// kMinWindow beyond it.
+// How far past una_psn `qp` may send now: kWindow while the host is within kHostWindowBytes,
+// min_window beyond it.
 uint32_t window_of(TransportEnv& env, const Qp& qp);
+// The PSNs of kMinWindowBytes at `qp`'s path MTU, at least one.
+uint32_t min_window(const Qp& qp);
 
 // Counts one packet in `which` of the QP's drop counters and of the host's.
 void count_drop(TransportEnv& env, Qp& qp, uint64_t DropCounters::*which);
@@ -91,13 +94,16 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget);
 void arm_retransmit_timer(TransportEnv& env, Qp& qp);
 
 inline constexpr size_t kMaxPacket = 4096 + 128; // largest MTU plus headers, pad and ICRC
-inline constexpr uint32_t kWindow = 512; // unacknowledged PSNs in flight: 8 messages of 64 KiB
-// The host's window: packets in flight across all its reliable QPs. Beyond it a QP sends only
-// its first kMinWindow. The link's receive buffer (8 MiB, udp_link.cpp) holds about twice this:
-// without it 100 QPs' full windows (51,200 packets) overran it and go-back-N resent 40% more
-// than the job (ib_write_bw -q 100, 2026-12-03).
-inline constexpr uint64_t kHostWindow = 4096;
-inline constexpr uint32_t kMinWindow = 8;
+inline constexpr uint32_t kWindow = 512;         // unacknowledged PSNs in flight: 2 MiB at MTU 4096
+// The host's window: bytes in flight across all its reliable QPs, counted as a path MTU per PSN
+// (what the peer's receive buffer may have to hold). Beyond it a QP sends only its first
+// kMinWindowBytes. The link's receive buffer (8 MiB, udp_link.cpp) holds about twice this:
+// without it 100 QPs' full windows overran it and go-back-N resent 40% more than the job
+// (ib_write_bw -q 100, 2026-12-03); counted in packets (4096 of them) it let 16 MiB fly at MTU
+// 4096, and the peer's socket dropped 7% of ib_write_bw -q 1000 (2026-12-06).
+inline constexpr uint64_t kHostWindowBytes = 4u << 20;
+// What each QP may have in flight past the host's window: 8 PSNs at MTU 1024, 2 at 4096.
+inline constexpr uint32_t kMinWindowBytes = 8u << 10;
 inline constexpr uint32_t kAckEvery = 32;  // AckReq at least this often in a message
 inline constexpr uint32_t kReadChunk = 64; // response packets one READ request asks for
 // Response packets a READ asks for ahead of those it has: the responder queues every one it is

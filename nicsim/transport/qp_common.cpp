@@ -6,6 +6,7 @@
 #include "reasons.h"
 #include "recv_queue.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -207,14 +208,18 @@ void count_in_flight(TransportEnv& env, Qp& qp) {
         reliable(qp) && (qp.attr.qp_state == IBV_QPS_RTS || qp.attr.qp_state == IBV_QPS_SQD ||
                          qp.attr.qp_state == IBV_QPS_SQE);
     const int32_t span = sending ? emu::wire::psn_diff(r.sent_end_psn, r.una_psn) : 0;
-    const uint32_t now = span > 0 ? static_cast<uint32_t>(span) : 0;
-    uint64_t& host = env.nic().packets_in_flight();
+    const uint32_t now = span > 0 ? static_cast<uint32_t>(span) * mtu_bytes(qp) : 0;
+    uint64_t& host = env.nic().bytes_in_flight();
     host = host - r.counted_in_flight + now;
     r.counted_in_flight = now;
 }
 
-uint32_t window_of(TransportEnv& env, const Qp&) {
-    return env.nic().packets_in_flight() < kHostWindow ? kWindow : kMinWindow;
+uint32_t window_of(TransportEnv& env, const Qp& qp) {
+    return env.nic().bytes_in_flight() < kHostWindowBytes ? kWindow : min_window(qp);
+}
+
+uint32_t min_window(const Qp& qp) {
+    return std::max<uint32_t>(1, kMinWindowBytes / mtu_bytes(qp));
 }
 
 void modified(TransportEnv& env, Qp& qp, ibv_qp_state from) {

@@ -255,7 +255,7 @@ namespace {
 // The QP itself goes: the transport lets go of it, its QPN and references are released.
 void release(Nic& nic, Qp& qp) {
     if (DataPath* dp = nic.data_path()) dp->qp_destroying(qp);
-    nic.packets_in_flight() -= qp.req.counted_in_flight; // what it sent no longer counts
+    nic.bytes_in_flight() -= qp.req.counted_in_flight; // what it sent no longer counts
     qp.req.counted_in_flight = 0;
     nic.mcast_detach_all(qp); // destroying a QP detaches it from its groups
     nic.unregister_qp(qp);

@@ -4,7 +4,8 @@
 # 127.0.0.1 (perftest's TCP side channel; any loopback address reaches it) on a free port.
 # Then the three bandwidth programs with -a (every size from 2 B to 8 MiB), and send_bw and
 # send_lat with completion events (-e). Both ends must exit 0 and the client must print its
-# results table with one row per size.
+# results table with one row per size. Last, 100 QPs at once (-q 100): the host's window keeps
+# what they have in flight within the receiver's socket buffer, so not one packet is lost.
 #
 # usage: perftest_rc.sh RDMAEMU
 set -euo pipefail
@@ -29,3 +30,15 @@ done
 step "completion events (-e)"
 emu_perftest 1 60 ib_send_bw -e -n 100
 emu_perftest 1 60 ib_send_lat -e -n 100
+
+step "100 QPs at once (-q 100): the receiver's socket loses no packet"
+emu_status >/dev/null
+sent0=$(emu_json "host(2)['hw_counters']['sent_pkts']")
+rcvd0=$(emu_json "host(1)['hw_counters']['rcvd_pkts']")
+emu_perftest 1 120 ib_write_bw -q 100 -n 50
+emu_status >/dev/null
+sent=$(($(emu_json "host(2)['hw_counters']['sent_pkts']") - sent0))
+rcvd=$(($(emu_json "host(1)['hw_counters']['rcvd_pkts']") - rcvd0))
+((sent >= 100 * 50 * 65536 / $(emu_host 1 mtu))) || fail "host 2 sent only $sent packets"
+((rcvd == sent)) || fail "host 2 sent $sent packets, host 1 received $rcvd: $((sent - rcvd)) lost"
+ok "host 2 sent $sent packets, host 1 received every one"

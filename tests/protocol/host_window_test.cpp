@@ -1,22 +1,28 @@
-// The host's window (rc.h kHostWindow): packets in flight across all reliable QPs of a host.
-// Past it a QP sends only its first kMinWindow, and stops only after a packet that asks for an
-// ACK; what each QP sent stops counting when it is acknowledged, flushed or destroyed.
+// The host's window (engines.h kHostWindowBytes): bytes in flight across all reliable QPs of a
+// host, a path MTU per PSN, at every MTU. Past it a QP sends only its first kMinWindowBytes, and
+// stops only after a packet that asks for an ACK; what each QP sent stops counting when it is
+// acknowledged, flushed or destroyed.
 #include "protocol_rig.h"
 
 #include <map>
 
 using namespace proto;
 using nicsim::transport::kAckEvery;
-using nicsim::transport::kHostWindow;
-using nicsim::transport::kMinWindow;
+using nicsim::transport::kHostWindowBytes;
+using nicsim::transport::kMinWindowBytes;
 using nicsim::transport::kWindow;
 
 TEST_CASE("requester: the host's window shares the receivers' buffers among its QPs",
           "[requester]") {
     Rig rig;
     QpOptions o;
-    const uint32_t full = kHostWindow / kWindow; // QPs whose whole windows fill the host's
-    std::vector<uint8_t> buf(2 * kWindow * 1024);
+    o.mtu = GENERATE(IBV_MTU_1024, IBV_MTU_4096);
+    const uint32_t mtu = 128u << o.mtu;
+    CAPTURE(mtu);
+    // QPs whose whole windows fill the host's: 8 at MTU 1024, 2 at 4096.
+    const uint32_t full = static_cast<uint32_t>(kHostWindowBytes / (uint64_t(kWindow) * mtu));
+    const uint32_t min_window = kMinWindowBytes / mtu;
+    std::vector<uint8_t> buf(2 * kWindow * mtu);
     Mr& mr = rig.reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
     std::vector<Qp*> qps;
     for (uint32_t i = 0; i <= full; ++i)
@@ -29,10 +35,10 @@ TEST_CASE("requester: the host's window shares the receivers' buffers among its 
     auto sent = rig.env.take();
     // Together they fill the host's window and pass it by less than an ACK interval each: each
     // stops at the first packet past it that asks for an ACK, which it then waits for.
-    const uint64_t bound = kHostWindow + qps.size() * kAckEvery;
-    CHECK(rig.nic.packets_in_flight() == sent.size());
-    CHECK(sent.size() >= kHostWindow);
-    CHECK(sent.size() <= bound);
+    const uint64_t bound = kHostWindowBytes + qps.size() * kAckEvery * mtu;
+    CHECK(rig.nic.bytes_in_flight() == sent.size() * mtu);
+    CHECK(sent.size() * mtu >= kHostWindowBytes);
+    CHECK(sent.size() * mtu <= bound);
     std::map<uint32_t, std::vector<wire::Headers>> by_qp;
     for (const Sent& s : sent)
         by_qp[s.from_qpn].push_back(s.h);
@@ -42,20 +48,20 @@ TEST_CASE("requester: the host's window shares the receivers' buffers among its 
         REQUIRE(!mine.empty());
         CHECK(mine.size() < kWindow); // none reached its own window: the host's closed first
         CHECK(mine.back().ack_req);
-        CHECK(qp->req.counted_in_flight == mine.size());
+        CHECK(qp->req.counted_in_flight == mine.size() * mtu);
         counted += qp->req.counted_in_flight;
     }
-    CHECK(counted == rig.nic.packets_in_flight());
+    CHECK(counted == rig.nic.bytes_in_flight());
 
-    SECTION("a QP that starts while the host's window is full sends kMinWindow") {
+    SECTION("a QP that starts while the host's window is full sends kMinWindowBytes") {
         Qp& late = rig.create_qp(o);
         rig.post_send(late, rdma_wqe(2, IBV_WR_RDMA_WRITE, 0x100000, 0x5),
                       {sge(buf.data(), buf.size(), mr)});
         sent = rig.env.take();
-        REQUIRE(sent.size() == kMinWindow);
-        for (uint32_t i = 0; i < kMinWindow; ++i)
-            CHECK(sent[i].h.ack_req == (i + 1 == kMinWindow));
-        CHECK(late.req.counted_in_flight == kMinWindow);
+        REQUIRE(sent.size() == min_window);
+        for (uint32_t i = 0; i < min_window; ++i)
+            CHECK(sent[i].h.ack_req == (i + 1 == min_window));
+        CHECK(late.req.counted_in_flight == kMinWindowBytes);
         qps.push_back(&late);
     }
 
@@ -64,27 +70,27 @@ TEST_CASE("requester: the host's window shares the receivers' buffers among its 
     rig.deliver(*qps[0], ack(psn(o.sq_psn, static_cast<uint32_t>(first) - 1)));
     sent = rig.env.take();
     CHECK(sent.size() + kAckEvery * qps.size() >= first);
-    CHECK(rig.nic.packets_in_flight() <= bound);
+    CHECK(rig.nic.bytes_in_flight() <= bound);
     counted = 0;
     for (Qp* qp : qps)
         counted += qp->req.counted_in_flight;
-    CHECK(counted == rig.nic.packets_in_flight());
+    CHECK(counted == rig.nic.bytes_in_flight());
 
     SECTION("a destroyed QP's packets stop counting") {
-        const uint64_t before = rig.nic.packets_in_flight();
+        const uint64_t before = rig.nic.bytes_in_flight();
         const uint32_t held = qps[1]->req.counted_in_flight;
         REQUIRE(held > 0);
         ipc::HandleReq q{qps[1]->handle, 0};
         ipc::Empty e;
         REQUIRE(nicsim::destroy_qp(rig.ctx, q, e) == 0);
-        CHECK(rig.nic.packets_in_flight() == before - held);
+        CHECK(rig.nic.bytes_in_flight() == before - held);
     }
     SECTION("a QP in ERR holds none") {
-        const uint64_t before = rig.nic.packets_in_flight();
+        const uint64_t before = rig.nic.bytes_in_flight();
         const uint32_t held = qps[2]->req.counted_in_flight;
         REQUIRE(held > 0);
         nicsim::transport::to_error(rig.env, *qps[2], 0);
-        CHECK(rig.nic.packets_in_flight() == before - held);
+        CHECK(rig.nic.bytes_in_flight() == before - held);
         CHECK(qps[2]->req.counted_in_flight == 0);
     }
 }
