@@ -62,8 +62,9 @@ struct RequesterState {
     // RNR NAKs in a row for the oldest WR, and when the last notice said so (reasons.h).
     uint64_t rnr_streak = 0;
     uint64_t rnr_noticed_us = 0;
-    // This QP's bytes in the host's count of those in flight (Nic::bytes_in_flight).
-    uint32_t counted_in_flight = 0;
+    // This QP's bytes in the host's count of those in flight (Nic::bytes_in_flight): 64 bits, as
+    // the PSNs of outstanding READs (up to 2^23) times the path MTU pass 32.
+    uint64_t counted_in_flight = 0;
     bool asked_ack = true; // the last packet sent had AckReq set
 };
 

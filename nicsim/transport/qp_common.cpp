@@ -208,7 +208,7 @@ void count_in_flight(TransportEnv& env, Qp& qp) {
         reliable(qp) && (qp.attr.qp_state == IBV_QPS_RTS || qp.attr.qp_state == IBV_QPS_SQD ||
                          qp.attr.qp_state == IBV_QPS_SQE);
     const int32_t span = sending ? emu::wire::psn_diff(r.sent_end_psn, r.una_psn) : 0;
-    const uint32_t now = span > 0 ? static_cast<uint32_t>(span) * mtu_bytes(qp) : 0;
+    const uint64_t now = span > 0 ? uint64_t(span) * mtu_bytes(qp) : 0;
     uint64_t& host = env.nic().bytes_in_flight();
     host = host - r.counted_in_flight + now;
     r.counted_in_flight = now;

@@ -78,7 +78,7 @@ TEST_CASE("requester: the host's window shares the receivers' buffers among its 
 
     SECTION("a destroyed QP's packets stop counting") {
         const uint64_t before = rig.nic.bytes_in_flight();
-        const uint32_t held = qps[1]->req.counted_in_flight;
+        const uint64_t held = qps[1]->req.counted_in_flight;
         REQUIRE(held > 0);
         ipc::HandleReq q{qps[1]->handle, 0};
         ipc::Empty e;
@@ -87,7 +87,7 @@ TEST_CASE("requester: the host's window shares the receivers' buffers among its 
     }
     SECTION("a QP in ERR holds none") {
         const uint64_t before = rig.nic.bytes_in_flight();
-        const uint32_t held = qps[2]->req.counted_in_flight;
+        const uint64_t held = qps[2]->req.counted_in_flight;
         REQUIRE(held > 0);
         nicsim::transport::to_error(rig.env, *qps[2], 0);
         CHECK(rig.nic.bytes_in_flight() == before - held);
