@@ -16,13 +16,15 @@
 namespace nicsim {
 
 Json host_counters_json(const LinkCounters& link, const RawCounters& raw,
-                        const McastCounters& mcast, const DropCounters& drops) {
+                        const McastCounters& mcast, const DropCounters& drops,
+                        const PollCounters& poll) {
     Json j = Json::object();
     add_counters(j, "", link);
     add_counters(j, "raw_", raw);
     add_counters(j, "mcast_", mcast);
     add_counters(j, "mcast_", link.mcast);
     add_counters(j, "", drops);
+    add_counters(j, "", poll);
     return j;
 }
 

@@ -13,8 +13,10 @@ class Session;
 
 std::string host_status_json(const Nic& nic, const std::vector<const Session*>& sessions);
 // The host's counters object (status's "counters"): the link's, the raw frames' (raw_*), the
-// multicast ones (mcast_*), then the host's drops, under the names the QPs' drops have.
+// multicast ones (mcast_*), the host's drops, under the names the QPs' drops have, then the poll
+// loop's.
 Json host_counters_json(const LinkCounters& link, const RawCounters& raw,
-                        const McastCounters& mcast, const DropCounters& drops);
+                        const McastCounters& mcast, const DropCounters& drops,
+                        const PollCounters& poll);
 
 } // namespace nicsim

@@ -200,7 +200,7 @@ namespace nicsim {
 
 Json Engine::counters_json() const {
     return host_counters_json(link_.counters(), nic_.raw_counters(), nic_.mcast_counters(),
-                              nic_.drops());
+                              nic_.drops(), nic_.poll_counters());
 }
 
 } // namespace nicsim

@@ -108,7 +108,15 @@ int main(int argc, char** argv) {
         log->info("{} up: address {} gid {} mtu {} control socket {}", nic.device().name(),
                   nic.device().address_string(), nic.device().gid_string(), config->mtu,
                   config->socket_path);
-        nicsim::PollLoop(io, engine, config->poll_us).run();
+        // The default window is guarded (poll_window.h); one asked for is not.
+        const uint64_t poll_us =
+            config->poll_us.value_or(nicsim::Config::default_poll_us(realtime));
+        const bool guarded = !config->poll_us;
+        log->info("polls {} us after work before it sleeps{}", poll_us,
+                  guarded && poll_us ? ", unless polling costs an app its CPU" : "");
+        nicsim::PollLoop(io, engine, nic.poll_counters(), *log,
+                         nicsim::PollWindow(poll_us, guarded))
+            .run();
         nic.set_cm(nullptr);
         nic.set_data_path(nullptr);
     } catch (const std::exception& e) {

@@ -39,16 +39,16 @@ static_assert(sizeof(SchedAttr) == 48);
 void PollLoop::run() {
     WakeSet& wake = engine_.wake_set();
     unsigned ready = WakeSet::kAll;
-    uint64_t last_work = now_us();
+    window_.worked(now_us());
     for (;;) {
         size_t done = 0;
         if (ready & WakeSet::kAsio) done += io_.poll();
         if (io_.stopped()) return; // a handler stopped it (SIGTERM): nothing would wake the wait
         done += engine_.turn(ready & WakeSet::kLink);
-        if (done) last_work = now_us();
-        if (engine_.runnable() || (poll_us_ && now_us() - last_work < poll_us_)) {
-            // polling, but an app on this CPU may be what it waits for
-            if (!done) ::sched_yield();
+        const uint64_t now = now_us();
+        if (done) window_.worked(now);
+        if (engine_.runnable() || window_.open(now)) {
+            if (!done) yield(now); // polling, but an app on this CPU may be what it waits for
             ready = wake.wait(0);
         } else if (engine_.prepare_sleep()) {
             ready = wake.wait(-1);
@@ -57,6 +57,16 @@ void PollLoop::run() {
             ready = 0; // a doorbell bit came as it was falling asleep: the next turn serves it
         }
     }
+}
+
+void PollLoop::yield(uint64_t before_us) {
+    ::sched_yield();
+    const uint64_t after_us = now_us();
+    if (!window_.yielded(before_us, after_us)) return;
+    ++counters_.polls_suspended;
+    log_.debug("a yield kept the NIC off its CPU for {} us (an app that spins without "
+               "yielding?): it sleeps after work for the next {} ms",
+               after_us - before_us, window_.suspension_us() / 1000);
 }
 
 bool PollLoop::claim_cpu(spdlog::logger& log, bool realtime) {

@@ -1,12 +1,13 @@
 // How the NIC shares the CPU with the apps that busy-poll it. The event loop runs what is ready
 // and watches the doorbells; after work it keeps polling (sockets, doorbells) for a bounded time,
 // as hardware would poll its queues, so a ping-pong's next post or packet finds it awake and the
-// app's post costs no syscall. Only when nothing came for that long does it tell the sessions it
-// sleeps and block in epoll (wake_set.h), woken by a packet, a doorbell kick, a timer or a
-// control request.
+// app's post costs no syscall, unless polling costs the apps their CPU (poll_window.h). Only
+// when nothing came for that long does it tell the sessions it sleeps and block in epoll
+// (wake_set.h), woken by a packet, a doorbell kick, a timer or a control request.
 #pragma once
 
 #include "daemon/engine.h"
+#include "daemon/poll_window.h"
 
 #include <boost/asio/io_context.hpp>
 #include <spdlog/logger.h>
@@ -17,8 +18,10 @@ namespace nicsim {
 
 class PollLoop {
   public:
-    PollLoop(boost::asio::io_context& io, Engine& engine, uint64_t poll_us)
-        : io_(io), engine_(engine), poll_us_(poll_us) {}
+    // `counters`: the Nic's, for status; `window`: --poll-us, or its default and guarded.
+    PollLoop(boost::asio::io_context& io, Engine& engine, PollCounters& counters,
+             spdlog::logger& log, PollWindow window)
+        : io_(io), engine_(engine), counters_(counters), log_(log), window_(window) {}
     // Until io.stop().
     void run();
     // The NIC's share of the CPU: a short scheduling slice, so that when a packet or a kick
@@ -29,9 +32,14 @@ class PollLoop {
     static bool claim_cpu(spdlog::logger& log, bool realtime);
 
   private:
+    // Leaves the CPU to whatever shares it, and learns from how long that took.
+    void yield(uint64_t before_us);
+
     boost::asio::io_context& io_;
     Engine& engine_;
-    uint64_t poll_us_;
+    PollCounters& counters_;
+    spdlog::logger& log_;
+    PollWindow window_;
 };
 
 } // namespace nicsim

@@ -198,8 +198,9 @@ std::vector<OptionDef> options(Config& c) {
 
 } // namespace
 
-uint64_t Config::default_poll_us() {
-    return ::sysconf(_SC_NPROCESSORS_ONLN) > 2 ? 50 : 0;
+uint64_t Config::default_poll_us(bool realtime) {
+    if (::sysconf(_SC_NPROCESSORS_ONLN) > 2) return 50;
+    return realtime ? 0 : 500;
 }
 
 std::optional<Config> parse_args(int argc, char** argv, int* exit_status) {

@@ -25,12 +25,15 @@ struct Config {
     std::string log_file;
     std::string log_level = "info";
     int mtu = 1024; // active MTU in bytes: 256, 512, 1024, 2048 or 4096
-    // How long the NIC keeps polling after its last work before it sleeps (poll_loop.h). By
-    // default 50 µs where there are CPUs to spare, 0 on a machine of 1 or 2 CPUs: there the apps
-    // that busy-poll their CQs and the NICs share the cores, and a polling NIC takes the CPU
-    // from the very app whose next post it waits for (bench/README.md has the figures).
-    uint64_t poll_us = default_poll_us();
-    static uint64_t default_poll_us();
+    // How long the NIC keeps polling after its last work before it sleeps (poll_loop.h); unset:
+    // default_poll_us(), which depends on whether the NIC got real-time priority.
+    std::optional<uint64_t> poll_us;
+    // 50 µs where there are CPUs to spare. On a machine of 1 or 2 CPUs, where the apps that
+    // busy-poll their CQs and the NICs share the cores: 500 µs (longer than a ping-pong's round
+    // trip there, so the next message finds the NIC awake; poll_window.h says when it stops),
+    // and 0 for a real-time NIC, whose yields never leave the CPU to an app
+    // (bench/README.md has the figures).
+    static uint64_t default_poll_us(bool realtime);
     // --scheduling realtime: the NIC asks for SCHED_FIFO, so that a packet or a kick preempts a
     // busy-polling app at once, and the apps' polls stop yielding the CPU (poll_loop.h).
     bool realtime = false;

@@ -86,6 +86,13 @@ struct McastCounters {
     NICSIM_COUNTER_SET(NICSIM_MCAST_COUNTERS)
 };
 
+// The NIC's poll loop (nicsim/daemon/poll_window.h); status shows them with the wire's.
+#define NICSIM_POLL_COUNTERS(X)                                                                    \
+    X(polls_suspended) /* a yield between polls kept the NIC off its CPU: polling stopped */
+struct PollCounters {
+    NICSIM_COUNTER_SET(NICSIM_POLL_COUNTERS)
+};
+
 class Nic {
   public:
     explicit Nic(const Config& config) : device_(config), shares_(config.max_per_process) {}
@@ -172,6 +179,8 @@ class Nic {
     void add_flow(Flow& flow);
     void remove_flow(const Flow& flow);
     const std::vector<Flow*>& flows() const { return flows_; }
+    PollCounters& poll_counters() { return poll_counters_; }
+    const PollCounters& poll_counters() const { return poll_counters_; }
     RawCounters& raw_counters() { return raw_counters_; }
     const RawCounters& raw_counters() const { return raw_counters_; }
     // Numbers the app sees for WQs and indirection tables (never reused while the NIC runs).
@@ -200,6 +209,7 @@ class Nic {
     uint32_t last_session_id_ = 0;
     std::vector<Flow*> flows_;
     RawCounters raw_counters_;
+    PollCounters poll_counters_;
     uint32_t last_wq_num_ = 0;
     uint32_t last_ind_table_num_ = 0;
     std::map<Mgid, std::vector<uint32_t>> groups_;

@@ -3,7 +3,8 @@
 # bits), and one write to the doorbell eventfd when the NIC sleeps; the NIC, woken by a kick or a
 # packet, neither reads the kick nor re-arms epoll (nicsim/daemon/wake_set.h). Counted with strace
 # on unmodified perftest clients and on a NIC: the difference between a run of N1 and one of N2
-# messages is what the steady state costs per message.
+# messages is what the steady state costs per message. Last, a polling NIC that shares its CPU
+# with apps that spin on memory stops polling (nicsim/daemon/poll_window.h), as status counts.
 #
 # usage: doorbell.sh RDMAEMU
 set -euo pipefail
@@ -91,3 +92,19 @@ echo "sched_yield(2) calls: $a for 1000 messages, $b for 5000: $r per message"
 python3 -c "import sys; sys.exit(0 if $r <= 0.01 else 1)" ||
     fail "the app yielded the CPU to a real-time NIC ($r sched_yield calls per message)"
 ok "polling a real-time NIC: $r sched_yield calls per message"
+"$RDMAEMU" down >/dev/null
+
+# Last: it pins this shell, and so the daemons and the apps, to one CPU.
+step "a polling NIC beside an app that spins on memory stops polling (poll_window.h)"
+taskset -cp 0 $$ >/dev/null
+emu_up 2 # the default window, which is guarded (--poll-us N is not)
+pair ib_write_lat 2000 -s 2
+emu_status >/dev/null
+s1=$(emu_json 'host(1)["counters"]["polls_suspended"]')
+s2=$(emu_json 'host(2)["counters"]["polls_suspended"]')
+echo "ib_write_lat on one CPU: polling suspended $s1 times on host 1, $s2 on host 2"
+((s1 + s2 > 0)) ||
+    fail "the NICs kept polling beside apps that spin without yielding (polls_suspended 0)"
+"$RDMAEMU" status | grep -q "polls_suspended=[1-9]" ||
+    fail "rdmaemu status does not show polls_suspended: $("$RDMAEMU" status | grep wire)"
+ok "NICs beside apps that never yield: polling suspended $((s1 + s2)) times"

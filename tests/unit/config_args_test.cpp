@@ -115,7 +115,7 @@ TEST_CASE("nicsimd args: every option lands in its field", "[config]") {
     CHECK(c.log_level == "debug");
     CHECK(c.mtu == 4096);
     CHECK(c.udp_port == 4792);
-    CHECK(c.poll_us == 25);
+    CHECK(c.poll_us == 25u);
     CHECK(c.pcap_file == "/c.pcap");
     CHECK(c.pcap_limit == 1000);
     CHECK(c.allowed_uids == std::vector<uid_t>{1000, 1001});

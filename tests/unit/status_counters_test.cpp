@@ -22,7 +22,9 @@ TEST_CASE("status counters: the host's counters keep their keys and order", "[st
     mcast.no_member = 2;
     DropCounters drops;
     drops.reacks_suppressed = 9;
-    CHECK(host_counters_json(link, raw, mcast, drops).dump() ==
+    PollCounters poll;
+    poll.polls_suspended = 4;
+    CHECK(host_counters_json(link, raw, mcast, drops, poll).dump() ==
           "{\"tx_packets\":0,\"tx_bytes\":0,\"tx_datagrams\":0,\"loopback_packets\":0,"
           "\"rx_datagrams\":0,"
           "\"rx_packets\":0,\"rx_bytes\":0,\"icrc_errors\":7,\"icrc_ipv4_id_recovered\":0,"
@@ -32,7 +34,7 @@ TEST_CASE("status counters: the host's counters keep their keys and order", "[st
           "\"mcast_tx_packets\":0,\"mcast_rx_packets\":0,\"mcast_rx_delivered\":0,"
           "\"mcast_no_member\":2,\"mcast_malformed\":3,\"wrong_source\":0,\"ghost_responses\":0,"
           "\"duplicate_responses\":0,\"out_of_sequence\":0,\"duplicate_requests\":0,"
-          "\"reacks_suppressed\":9}");
+          "\"reacks_suppressed\":9,\"polls_suspended\":4}");
 }
 
 TEST_CASE("status counters: a QP's counters keep their keys and order", "[status]") {

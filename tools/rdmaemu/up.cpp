@@ -85,8 +85,9 @@ constexpr OptionSpec kOptions[] = {
               "qp=1000,cq=1000,mr=4096,context=64 (any of them); one more is refused with EAGAIN",
               ValueKind::share_list),
     to_daemon("poll-us", "US",
-              "how long each NIC keeps polling after work before it sleeps (default 50, 0 on a "
-              "machine of 1 or 2 CPUs)",
+              "how long each NIC keeps polling after work before it sleeps (default 50; on a "
+              "machine of 1 or 2 CPUs 500, or 0 with --scheduling realtime; the default stops "
+              "while polling costs an app its CPU, a value given does not)",
               ValueKind::count),
     {"scheduling", "POLICY",
      "the NICs' share of the CPU: normal (a short slice, nice -10 where allowed; on 1 or 2 CPUs "
