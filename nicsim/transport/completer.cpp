@@ -277,6 +277,18 @@ ResponsePsn place_of(const RequesterState& r, uint32_t psn) {
     return ResponsePsn::Outstanding;
 }
 
+// Whether a WR has PSNs that wait for a response. WRs start in posting order, so every one
+// started and not done comes before the first that has not started (the ones behind it that
+// failed their local checks are done); the done ones at the front are gone once they complete,
+// so this looks at one or two per packet, not at the whole send queue.
+bool has_outstanding(const RequesterState& r) {
+    for (const SendOp& op : r.ops) {
+        if (!op.started) return false;
+        if (!op.done) return true;
+    }
+    return false;
+}
+
 } // namespace
 
 void handle_response(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* payload,
@@ -308,9 +320,7 @@ void handle_response(TransportEnv& env, Qp& qp, const wire::Headers& h, const ui
     // Progress restarts the retransmit timer (stale packets do not); nothing outstanding stops
     // it.
     bool progress = r.una_psn != una_before || r.ops.size() != ops_before;
-    bool outstanding = false;
-    for (const SendOp& op : r.ops)
-        if (op.started && !op.done) outstanding = true;
+    bool outstanding = has_outstanding(r);
     if (!r.rnr_until_us) {
         if (outstanding && (progress || !r.timer_at_us))
             arm_retransmit_timer(env, qp);
@@ -373,10 +383,7 @@ void on_timer(TransportEnv& env, Qp& qp) {
     if (!r.timer_at_us) return;
     if (now < r.timer_at_us) return env.set_timer(qp, r.timer_at_us);
     r.timer_at_us = 0;
-    bool outstanding = false;
-    for (const SendOp& op : r.ops)
-        if (op.started && !op.done) outstanding = true;
-    if (!outstanding) return;
+    if (!has_outstanding(r)) return;
     ++qp.counters.timeouts;
     env.nic().hw().add(HwCounter::Timeouts);
     if (r.retry_left == 0) {
