@@ -5,7 +5,9 @@
 namespace nicsim {
 
 bool PollWindow::yielded(uint64_t before_us, uint64_t after_us) {
-    if (!guarded_ || after_us - before_us < kCostlyYieldUs) return false;
+    // While suspended the loop still yields when the engine is busy: not polling, nothing to
+    // learn, and the suspension must neither shorten nor lose its length.
+    if (!guarded_ || before_us < resume_us_ || after_us - before_us < kCostlyYieldUs) return false;
     if (!last_costly_us_ || after_us - last_costly_us_ >= kCostlyPairUs) {
         last_costly_us_ = after_us;
         return false;

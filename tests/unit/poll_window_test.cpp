@@ -103,3 +103,21 @@ TEST_CASE("poll window: a window asked for (--poll-us) polls whatever it costs",
     w.worked(1600);
     CHECK(w.open(1700));
 }
+
+TEST_CASE("poll window: yields while suspended neither shorten nor reset the suspension",
+          "[poll]") {
+    PollWindow w(500, true);
+    uint64_t t = 1000;
+    w.worked(t);
+    REQUIRE_FALSE(w.yielded(t, t + PollWindow::kCostlyYieldUs));
+    t += PollWindow::kCostlyYieldUs;
+    REQUIRE(w.yielded(t, t + PollWindow::kCostlyYieldUs));
+    t += PollWindow::kCostlyYieldUs;
+    const uint64_t resume = t + PollWindow::kSuspendUs;
+    // A busy engine yields during the suspension, costly ones too.
+    CHECK_FALSE(w.yielded(t + 10, t + 10 + PollWindow::kCostlyYieldUs));
+    CHECK_FALSE(w.yielded(t + 500, t + 500 + PollWindow::kCostlyYieldUs));
+    w.worked(resume - 1);
+    CHECK_FALSE(w.open(resume - 1));
+    CHECK(w.suspension_us() == PollWindow::kSuspendUs);
+}
