@@ -2,6 +2,7 @@
 
 #include "cm/cm_agent.h"
 #include "session.h"
+#include "transport/engines.h"
 
 #include "emu/verbs_names.h"
 #include "emu/wire/ip_address.h"
@@ -108,6 +109,10 @@ std::string host_status_json(const Nic& nic, const std::vector<const Session*>& 
                                                      : "normal"}};
     // The IPv4 ID policy means something on an IPv4 host only: over IPv6 every ICRC is whole.
     if (dev.config().address.is_ipv4()) j["icrc_ipv4"] = name(dev.config().icrc_ipv4);
+    // Bytes the host's reliable QPs may have in flight together (engines.h), and the buffer
+    // that decided it.
+    j["host_window_bytes"] = transport::host_window_bytes(nic);
+    if (nic.link_receive_buffer()) j["link_receive_buffer_bytes"] = nic.link_receive_buffer();
     Json& list = j["sessions"] = Json::array();
     for (const Session* s : sessions)
         if (s->is_context() || (s->cm_client() && nic.cm())) // probes (device lists, status): none

@@ -11,6 +11,7 @@
 #include "nic/config.h"
 #include "nic/nic.h"
 #include "support/private_log_sink.h"
+#include "transport/engines.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -81,6 +82,12 @@ int main(int argc, char** argv) {
                              config->address, config->udp_port, config->faults, std::move(*pcap),
                              *log, config->hosts);
         link.count_into(&nic.hw());
+        nic.set_link_receive_buffer(link.receive_buffer_bytes());
+        if (const uint64_t window = nicsim::transport::host_window_bytes(nic);
+            window < nicsim::transport::kHostWindowBytes)
+            log->info("the host's window is {} KiB, not {} KiB: half the link's receive buffer, "
+                      "so that a burst of every QP together fits in the peer's",
+                      window / 1024, nicsim::transport::kHostWindowBytes / 1024);
         link.set_ipv4_id_policy(config->icrc_ipv4);
         nicsim::PeerReasons peers;
         std::string peers_error;

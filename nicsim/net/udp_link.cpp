@@ -95,7 +95,7 @@ UdpLink::UdpLink(boost::asio::io_context& io, UniqueFd sock, const emu::wire::Ip
     if (std::find(hosts_.begin(), hosts_.end(), local) == hosts_.end()) hosts_.push_back(local);
     const int fd = sock_.native_handle();
     // Deep buffers: a burst of READ responses must not overflow the receiver at once.
-    deep_buffer(SO_RCVBUFFORCE, SO_RCVBUF, "receive", "net.core.rmem_max");
+    receive_buffer_bytes_ = deep_buffer(SO_RCVBUFFORCE, SO_RCVBUF, "receive", "net.core.rmem_max");
     deep_buffer(SO_SNDBUFFORCE, SO_SNDBUF, "send", "net.core.wmem_max");
     // GSO datagrams from the other hosts arrive whole (on loopback: one skb), their segment size
     // in a control message.
@@ -244,17 +244,19 @@ void UdpLink::receive_datagram(const IpEndpoint& from, uint8_t* data, size_t len
 
 // The FORCE options need CAP_NET_ADMIN; without it the plain ones give what the sysctl allows,
 // and a burst may then overflow the socket (counted by the kernel as RcvbufErrors): said once.
-void UdpLink::deep_buffer(int force_opt, int opt, const char* which, const char* sysctl) {
+uint64_t UdpLink::deep_buffer(int force_opt, int opt, const char* which, const char* sysctl) {
     const int fd = sock_.native_handle();
     int size = 8 << 20;
-    if (::setsockopt(fd, SOL_SOCKET, force_opt, &size, sizeof size) == 0) return;
+    const bool forced = ::setsockopt(fd, SOL_SOCKET, force_opt, &size, sizeof size) == 0;
     const int err = errno;
-    ::setsockopt(fd, SOL_SOCKET, opt, &size, sizeof size);
+    if (!forced) ::setsockopt(fd, SOL_SOCKET, opt, &size, sizeof size);
     int got = 0;
     socklen_t len = sizeof got;
     ::getsockopt(fd, SOL_SOCKET, opt, &got, &len);
-    log_.info("the link's {} buffer is {} KiB, not {} KiB ({}: no CAP_NET_ADMIN; {} caps it)",
-              which, got / 1024, size / 1024, std::strerror(err), sysctl);
+    if (!forced)
+        log_.info("the link's {} buffer is {} KiB, not {} KiB ({}: no CAP_NET_ADMIN; {} caps it)",
+                  which, got / 2 / 1024, size / 1024, std::strerror(err), sysctl);
+    return static_cast<uint64_t>(got);
 }
 
 bool UdpLink::in_set(const emu::wire::IpAddress& addr) const {

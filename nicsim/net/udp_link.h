@@ -100,10 +100,14 @@ class UdpLink {
     Ipv4IdPolicy ipv4_id_policy() const { return ipv4_id_policy_; }
     // Where the host's totals are kept (sent_pkts, rcvd_pkts, send_err); nullptr: nowhere.
     void count_into(HwCounters* hw) { hw_ = hw; }
+    // The socket's receive buffer as the kernel accounts it (SO_RCVBUF: twice what was asked
+    // for, the overhead of each datagram's buffers included).
+    uint64_t receive_buffer_bytes() const { return receive_buffer_bytes_; }
 
   private:
-    // Asks for 8 MiB socket buffers (`force_opt`), else what `opt` may give, and says so.
-    void deep_buffer(int force_opt, int opt, const char* which, const char* sysctl);
+    // Asks for 8 MiB socket buffers (`force_opt`), else what `opt` may give, and says so. What
+    // the socket got, as SO_RCVBUF or SO_SNDBUF reports it.
+    uint64_t deep_buffer(int force_opt, int opt, const char* which, const char* sysctl);
     using IpEndpoint = emu::wire::IpEndpoint;
     struct Outgoing {
         IpEndpoint dst{};
@@ -161,6 +165,7 @@ class UdpLink {
     PcapWriter pcap_;
     LinkCounters counters_;
     HwCounters* hw_ = nullptr;
+    uint64_t receive_buffer_bytes_ = 0;
     TxBurst burst_;
     LoopbackQueue loopback_;
     bool end_turn_posted_ = false;

@@ -171,6 +171,10 @@ class Nic {
     // QP keeps its share in RequesterState::counted_in_flight; transport::count_in_flight
     // updates both).
     uint64_t& bytes_in_flight() { return bytes_in_flight_; }
+    // The receive buffer of the host's link socket as the kernel accounts it (0: no link, as in
+    // the protocol rigs). The peers' are alike: every host of a set runs with the same rights.
+    void set_link_receive_buffer(uint64_t bytes) { link_receive_buffer_ = bytes; }
+    uint64_t link_receive_buffer() const { return link_receive_buffer_; }
 
     uint32_t next_session_id() { return ++last_session_id_; }
 
@@ -219,6 +223,7 @@ class Nic {
     ErrorLog errors_;
     HwCounters hw_;
     uint64_t bytes_in_flight_ = 0;
+    uint64_t link_receive_buffer_ = 0;
     ObjectTotals totals_;
     ProcessShares shares_;
     DataPath* data_path_ = nullptr;

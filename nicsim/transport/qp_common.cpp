@@ -215,7 +215,12 @@ void count_in_flight(TransportEnv& env, Qp& qp) {
 }
 
 uint32_t window_of(TransportEnv& env, const Qp& qp) {
-    return env.nic().bytes_in_flight() < kHostWindowBytes ? kWindow : min_window(qp);
+    return env.nic().bytes_in_flight() < host_window_bytes(env.nic()) ? kWindow : min_window(qp);
+}
+
+uint64_t host_window_bytes(const Nic& nic) {
+    const uint64_t buffer = nic.link_receive_buffer();
+    return buffer ? std::min(kHostWindowBytes, buffer / 2) : kHostWindowBytes;
 }
 
 uint32_t min_window(const Qp& qp) {

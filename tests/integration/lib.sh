@@ -104,11 +104,13 @@ emu_cleanup() {
 }
 
 # rdmaemu up --hosts N [more up options]; checks every host is up and remembers the daemon pids.
+# The array EMU_UP_PREFIX, when set, runs `rdmaemu up` under that command (setpriv ...).
 emu_up() {
     local n=$1
     shift
     local rc=0
-    timeout 60 "$RDMAEMU" up --hosts "$n" "$@" >"$EMU_WORK/up.out" 2>&1 || rc=$?
+    timeout 60 ${EMU_UP_PREFIX[@]+"${EMU_UP_PREFIX[@]}"} "$RDMAEMU" up --hosts "$n" "$@" \
+        >"$EMU_WORK/up.out" 2>&1 || rc=$?
     cat "$EMU_WORK/up.out"
     ((rc == 0)) || fail "rdmaemu up --hosts $n $* exited $rc"
     emu_status >/dev/null

@@ -1,12 +1,14 @@
-// The host's window (engines.h kHostWindowBytes): bytes in flight across all reliable QPs of a
-// host, a path MTU per PSN, at every MTU. Past it a QP sends only its first kMinWindowBytes, and
-// stops only after a packet that asks for an ACK; what each QP sent stops counting when it is
-// acknowledged, flushed or destroyed.
+// The host's window (engines.h host_window_bytes): bytes in flight across all reliable QPs of a
+// host, a path MTU per PSN, at every MTU: kHostWindowBytes, or half the link's receive buffer.
+// Past it a QP sends only its first kMinWindowBytes, and stops only after a packet that asks for
+// an ACK; what each QP sent stops counting when it is acknowledged, flushed or destroyed.
 #include "protocol_rig.h"
 
+#include <algorithm>
 #include <map>
 
 using namespace proto;
+using nicsim::transport::host_window_bytes;
 using nicsim::transport::kAckEvery;
 using nicsim::transport::kHostWindowBytes;
 using nicsim::transport::kMinWindowBytes;
@@ -19,13 +21,18 @@ TEST_CASE("requester: the host's window shares the receivers' buffers among its 
     o.mtu = GENERATE(IBV_MTU_1024, IBV_MTU_4096);
     const uint32_t mtu = 128u << o.mtu;
     CAPTURE(mtu);
-    // QPs whose whole windows fill the host's: 8 at MTU 1024, 2 at 4096.
-    const uint32_t full = static_cast<uint32_t>(kHostWindowBytes / (uint64_t(kWindow) * mtu));
+    // No link (the rig's), or one whose receive buffer the kernel capped (rmem_max 208 KiB,
+    // doubled).
+    rig.nic.set_link_receive_buffer(GENERATE(uint64_t(0), uint64_t(425984)));
+    const uint64_t window = host_window_bytes(rig.nic);
+    CAPTURE(window);
+    // QPs whose whole windows fill the host's: 8 at MTU 1024, 2 at 4096; 1 in a small one.
+    const uint32_t full = static_cast<uint32_t>(window / (uint64_t(kWindow) * mtu));
     const uint32_t min_window = kMinWindowBytes / mtu;
     std::vector<uint8_t> buf(2 * kWindow * mtu);
     Mr& mr = rig.reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
     std::vector<Qp*> qps;
-    for (uint32_t i = 0; i <= full; ++i)
+    for (uint32_t i = 0; i <= std::max(full, 2u); ++i) // the sections below use three
         qps.push_back(&rig.create_qp(o));
     // Each QP writes 2 windows' worth.
     for (Qp* qp : qps)
@@ -35,9 +42,9 @@ TEST_CASE("requester: the host's window shares the receivers' buffers among its 
     auto sent = rig.env.take();
     // Together they fill the host's window and pass it by less than an ACK interval each: each
     // stops at the first packet past it that asks for an ACK, which it then waits for.
-    const uint64_t bound = kHostWindowBytes + qps.size() * kAckEvery * mtu;
+    const uint64_t bound = window + qps.size() * kAckEvery * mtu;
     CHECK(rig.nic.bytes_in_flight() == sent.size() * mtu);
-    CHECK(sent.size() * mtu >= kHostWindowBytes);
+    CHECK(sent.size() * mtu >= window);
     CHECK(sent.size() * mtu <= bound);
     std::map<uint32_t, std::vector<wire::Headers>> by_qp;
     for (const Sent& s : sent)
@@ -93,4 +100,14 @@ TEST_CASE("requester: the host's window shares the receivers' buffers among its 
         CHECK(rig.nic.bytes_in_flight() == before - held);
         CHECK(qps[2]->req.counted_in_flight == 0);
     }
+}
+
+TEST_CASE("the host's window is half the link's receive buffer, at most kHostWindowBytes",
+          "[requester]") {
+    Rig rig;
+    CHECK(host_window_bytes(rig.nic) == kHostWindowBytes); // no link
+    rig.nic.set_link_receive_buffer(425984);               // rmem_max 212992, doubled
+    CHECK(host_window_bytes(rig.nic) == 212992);
+    rig.nic.set_link_receive_buffer(16u << 20); // the 8 MiB a NIC with CAP_NET_ADMIN asks for
+    CHECK(host_window_bytes(rig.nic) == kHostWindowBytes);
 }

@@ -147,6 +147,13 @@ void print_text(const std::string& runtime, const std::vector<HostStatus>& all) 
                               "them, counted in icrc_ipv4_id_recovered"
                             : "IPv4 peers must send IP ID 0, other packets fail as icrc_errors");
         }
+        // The bytes the host's QPs may have in flight together: half the link's receive buffer
+        // where rmem_max kept that small (engines.h host_window_bytes).
+        if (member(d, "link_receive_buffer_bytes"))
+            std::printf(
+                "  window: %llu KiB in flight at most (the link's receive buffer: %llu KiB)\n",
+                std::stoull(member_text(d, "host_window_bytes")) / 1024,
+                std::stoull(member_text(d, "link_receive_buffer_bytes")) / 1024);
         // Said only when it is not the default, or when real-time was asked for and refused.
         if (const std::string sched = member_text(d, "scheduling"); sched == "realtime")
             std::printf("  scheduling: real-time (SCHED_FIFO 1): the NIC preempts polling apps, "
