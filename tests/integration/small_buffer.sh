@@ -12,6 +12,7 @@ emu_setup "$1"
 # As root, the daemons run without CAP_NET_ADMIN, as a user's would; SO_RCVBUFFORCE then fails.
 if ((EUID == 0)); then
     command -v setpriv >/dev/null || fail "setpriv is missing (util-linux)"
+    # shellcheck disable=SC2034 # read by emu_up (lib.sh)
     EMU_UP_PREFIX=(setpriv --bounding-set=-net_admin --inh-caps=-net_admin)
 fi
 echo "net.core.rmem_max = $(cat /proc/sys/net/core/rmem_max)"
