@@ -103,6 +103,7 @@ void Engine::qp_modified(Qp& qp, ibv_qp_state from) {
 void Engine::qp_destroying(Qp& qp) {
     // Queued QPNs and deadlines of this QP find nothing once it is unregistered.
     qp.scheduled = false;
+    transport::serve_window_queue(*this); // what it held of the host's window is free
 }
 
 void Engine::send_posted(Qp& qp) {

@@ -11,6 +11,7 @@
 #include "support/counter_list.h"
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -171,6 +172,13 @@ class Nic {
     // QP keeps its share in RequesterState::counted_in_flight; transport::count_in_flight
     // updates both).
     uint64_t& bytes_in_flight() { return bytes_in_flight_; }
+    // The host's window served in turns (engines.h): the QPs waiting for one, by QPN, first
+    // come first served; the bytes reserved for turns not yet sent; the QP whose turn is the
+    // escape (0: none).
+    std::deque<uint32_t>& window_queue() { return window_queue_; }
+    const std::deque<uint32_t>& window_queue() const { return window_queue_; }
+    uint64_t& window_reserved() { return window_reserved_; }
+    uint32_t& window_escape_qpn() { return window_escape_qpn_; }
     // The receive buffer of the host's link socket as the kernel accounts it (0: no link, as in
     // the protocol rigs). The peers' are alike: every host of a set runs with the same rights.
     void set_link_receive_buffer(uint64_t bytes) { link_receive_buffer_ = bytes; }
@@ -224,6 +232,9 @@ class Nic {
     HwCounters hw_;
     uint64_t bytes_in_flight_ = 0;
     uint64_t link_receive_buffer_ = 0;
+    std::deque<uint32_t> window_queue_;
+    uint64_t window_reserved_ = 0;
+    uint32_t window_escape_qpn_ = 0;
     ObjectTotals totals_;
     ProcessShares shares_;
     DataPath* data_path_ = nullptr;

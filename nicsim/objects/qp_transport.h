@@ -66,6 +66,12 @@ struct RequesterState {
     // the PSNs of outstanding READs (up to 2^23) times the path MTU pass 32.
     uint64_t counted_in_flight = 0;
     bool asked_ack = true; // the last packet sent had AckReq set
+    // The host's window, where QPs wait for a turn while it is full (engines.h): what this QP's
+    // turn may still send, reserved for it in Nic::window_reserved (not the escape's); whether
+    // it waits in Nic::window_queue; whether its turn is the host's one escape.
+    uint64_t turn_bytes = 0;
+    bool window_queued = false;
+    bool window_escape = false;
 };
 
 // A receive WQE's buffers, resolved against their MRs (recv_queue.h takes them).

@@ -63,9 +63,29 @@ void srq_consumed(TransportEnv& env, Srq& srq);
 // sent from una_psn on; nothing once it is not sending). Called wherever una_psn or sent_end_psn
 // move.
 void count_in_flight(TransportEnv& env, Qp& qp);
-// How far past una_psn `qp` may send now: kWindow while the host is within host_window_bytes,
-// min_window beyond it.
+// How far past una_psn `qp` may send now: kWindow while the host's window is open to all (no
+// QP waits for a turn, and what is in flight and reserved is within host_window_bytes); to the
+// end of its turn while it has one; else no further than it has sent.
 uint32_t window_of(TransportEnv& env, const Qp& qp);
+// The host's window in turns. A QP that may not send and has nothing in flight (nothing of its
+// own would wake it: an ACK would) waits in the host's queue. Whenever bytes in flight or
+// reserved are given back, the queue's first QPs get turns of kTurnBytes, reserved for them in
+// the window, as far as it has room; with no room, the first QP gets the escape: kMinWindowBytes
+// past the full window, one QP at a time until its packets are acknowledged, so that QPs whose
+// peers never answer (RNR forever, timeout 0) cannot hold the rest of the host up. Without
+// turns, every QP sent its first 8 KiB past a full window: 1000 QPs let 8 MB fly beside the
+// 4 MiB window, and into a 208 KiB buffer (rmem_max) 100 QPs lost packets at every burst.
+// Queues `qp` (when it has nothing in flight); its end_turn serves the queue.
+void wait_for_turn(TransportEnv& env, Qp& qp);
+// `bytes` more of `qp`'s packets are in flight: its turn has that much less to send.
+void turn_sent(TransportEnv& env, Qp& qp, uint64_t bytes);
+// `qp` stopped sending: what its turn did not send goes back to the host's window, and the queue
+// is served.
+void end_turn(TransportEnv& env, Qp& qp);
+// Gives turns to the queue's first QPs as far as the host's window has room (or the escape).
+void serve_window_queue(TransportEnv& env);
+// A QP going away takes its turn, its reservation and its escape with it.
+void leave_window(Nic& nic, Qp& qp);
 // The host's window: kHostWindowBytes, or half the link's receive buffer where the kernel gave
 // it less (without CAP_NET_ADMIN, net.core.rmem_max caps it: 208 KiB by default, which the
 // kernel doubles). A window the peer's socket cannot hold loses packets at every burst, and
@@ -108,8 +128,12 @@ inline constexpr uint32_t kWindow = 512;         // unacknowledged PSNs in fligh
 // (ib_write_bw -q 100, 2026-12-03); counted in packets (4096 of them) it let 16 MiB fly at MTU
 // 4096, and the peer's socket dropped 7% of ib_write_bw -q 1000 (2026-12-06).
 inline constexpr uint64_t kHostWindowBytes = 4u << 20;
-// What each QP may have in flight past the host's window: 8 PSNs at MTU 1024, 2 at 4096.
+// The escape's size (wait_for_turn): 8 PSNs at MTU 1024, 2 at 4096.
 inline constexpr uint32_t kMinWindowBytes = 8u << 10;
+// A turn in a full host's window: a 64 KiB message at once, its packets one burst of the link
+// (GSO) and one stretch of its memory; 1000 QPs taking 8 KiB each in turn cost the NICs twice the
+// CPU per byte (bench/README.md, 2026-12-06).
+inline constexpr uint64_t kTurnBytes = 64u << 10;
 inline constexpr uint32_t kAckEvery = 32;  // AckReq at least this often in a message
 inline constexpr uint32_t kReadChunk = 64; // response packets one READ request asks for
 // Response packets a READ asks for ahead of those it has: the responder queues every one it is

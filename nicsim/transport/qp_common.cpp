@@ -183,6 +183,8 @@ bool run(TransportEnv& env, Qp& qp, int budget) {
     if (qp.attr.qp_state == IBV_QPS_RTS) {
         fetch(env, qp);
         more = transmit(env, qp, budget) || more;
+    } else {
+        end_turn(env, qp); // (a turn given while it was in SQD)
     }
     return more;
 }
@@ -202,6 +204,23 @@ void receive(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* p
     }
 }
 
+namespace {
+
+// The escape's packets are all sent and acknowledged: the next QP may escape.
+void escape_done(Nic& nic, RequesterState& r) {
+    if (!r.window_escape || r.turn_bytes || r.counted_in_flight) return;
+    r.window_escape = false;
+    nic.window_escape_qpn() = 0;
+}
+
+// Whether any QP may send: none waits for a turn, and the window has room.
+bool window_open_to_all(Nic& nic) {
+    return nic.window_queue().empty() &&
+           nic.bytes_in_flight() + nic.window_reserved() < host_window_bytes(nic);
+}
+
+} // namespace
+
 void count_in_flight(TransportEnv& env, Qp& qp) {
     RequesterState& r = qp.req;
     const bool sending =
@@ -209,13 +228,86 @@ void count_in_flight(TransportEnv& env, Qp& qp) {
                          qp.attr.qp_state == IBV_QPS_SQE);
     const int32_t span = sending ? emu::wire::psn_diff(r.sent_end_psn, r.una_psn) : 0;
     const uint64_t now = span > 0 ? uint64_t(span) * mtu_bytes(qp) : 0;
-    uint64_t& host = env.nic().bytes_in_flight();
+    Nic& nic = env.nic();
+    uint64_t& host = nic.bytes_in_flight();
+    const bool given_back = now < r.counted_in_flight;
     host = host - r.counted_in_flight + now;
     r.counted_in_flight = now;
+    if (!sending) leave_window(nic, qp);
+    escape_done(nic, r);
+    if (given_back || !sending) serve_window_queue(env);
 }
 
 uint32_t window_of(TransportEnv& env, const Qp& qp) {
-    return env.nic().bytes_in_flight() < host_window_bytes(env.nic()) ? kWindow : min_window(qp);
+    const RequesterState& r = qp.req;
+    const int32_t span = std::max<int32_t>(0, emu::wire::psn_diff(r.sent_end_psn, r.una_psn));
+    const auto sent = static_cast<uint32_t>(span);
+    if (r.turn_bytes)
+        return std::min<uint32_t>(
+            kWindow, sent + std::max<uint32_t>(1, uint32_t(r.turn_bytes / mtu_bytes(qp))));
+    return window_open_to_all(env.nic()) ? kWindow : sent;
+}
+
+void wait_for_turn(TransportEnv& env, Qp& qp) {
+    RequesterState& r = qp.req;
+    if (r.window_queued || r.turn_bytes || r.counted_in_flight) return;
+    r.window_queued = true;
+    env.nic().window_queue().push_back(qp.qpn);
+}
+
+void turn_sent(TransportEnv& env, Qp& qp, uint64_t bytes) {
+    RequesterState& r = qp.req;
+    const uint64_t used = std::min(bytes, r.turn_bytes);
+    r.turn_bytes -= used;
+    if (!r.window_escape) env.nic().window_reserved() -= used;
+}
+
+void end_turn(TransportEnv& env, Qp& qp) {
+    RequesterState& r = qp.req;
+    if (r.turn_bytes) {
+        if (!r.window_escape) env.nic().window_reserved() -= r.turn_bytes;
+        r.turn_bytes = 0;
+        escape_done(env.nic(), r);
+    }
+    serve_window_queue(env);
+}
+
+void serve_window_queue(TransportEnv& env) {
+    Nic& nic = env.nic();
+    std::deque<uint32_t>& queue = nic.window_queue();
+    const uint64_t window = host_window_bytes(nic);
+    while (!queue.empty()) {
+        Qp* qp = nic.qp_by_qpn(queue.front());
+        if (!qp || !qp->req.window_queued) { // gone, or reset, since it queued
+            queue.pop_front();
+            continue;
+        }
+        RequesterState& r = qp->req;
+        if (nic.bytes_in_flight() + nic.window_reserved() + kTurnBytes <= window) {
+            r.turn_bytes = kTurnBytes;
+            nic.window_reserved() += kTurnBytes;
+        } else if (nic.window_escape_qpn() == 0) {
+            r.turn_bytes = uint64_t(min_window(*qp)) * mtu_bytes(*qp);
+            r.window_escape = true;
+            nic.window_escape_qpn() = qp->qpn;
+        } else {
+            return;
+        }
+        r.window_queued = false;
+        queue.pop_front();
+        env.schedule(*qp);
+    }
+}
+
+void leave_window(Nic& nic, Qp& qp) {
+    RequesterState& r = qp.req;
+    if (!r.window_escape) nic.window_reserved() -= r.turn_bytes;
+    r.turn_bytes = 0;
+    r.window_queued = false; // its entry in the queue is skipped
+    if (r.window_escape) {
+        r.window_escape = false;
+        nic.window_escape_qpn() = 0;
+    }
 }
 
 uint64_t host_window_bytes(const Nic& nic) {

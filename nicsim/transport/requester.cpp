@@ -267,7 +267,10 @@ void arm_retransmit_timer(TransportEnv& env, Qp& qp) {
 
 bool transmit(TransportEnv& env, Qp& qp, int& budget) {
     RequesterState& r = qp.req;
-    if (r.rnr_until_us) return false; // waiting out an RNR NAK
+    if (r.rnr_until_us) { // waiting out an RNR NAK
+        end_turn(env, qp);
+        return false;
+    }
     bool sent = false;
     while (budget > 0 && r.cursor < r.ops.size()) {
         SendOp& op = r.ops[r.cursor];
@@ -311,7 +314,10 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
             r.next_psn = psn_add(r.next_psn, op.npkts);
             if (op.reads()) ++r.reads_outstanding;
         }
-        if (reliable(qp) && window_closed(env, qp, psn_add(op.first_psn, op.next_pkt))) break;
+        if (reliable(qp) && window_closed(env, qp, psn_add(op.first_psn, op.next_pkt))) {
+            wait_for_turn(env, qp); // nothing in flight: no ACK would wake it
+            break;
+        }
         if (op.has(emu::kWrRead) && op.next_pkt > 0 &&
             op.next_pkt - op.response_bytes / mtu_bytes(qp) >= kReadAhead)
             break;
@@ -324,7 +330,8 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
         sent = true;
         // Responses to these PSNs (a READ request's: all it asks for) are valid from now on.
         uint32_t covered_end = psn_add(op.first_psn, op.next_pkt);
-        if (emu::wire::psn_diff(covered_end, r.sent_end_psn) > 0) {
+        if (const int32_t more = emu::wire::psn_diff(covered_end, r.sent_end_psn); more > 0) {
+            turn_sent(env, qp, uint64_t(more) * mtu_bytes(qp));
             r.sent_end_psn = covered_end;
             count_in_flight(env, qp);
         }
@@ -336,7 +343,9 @@ bool transmit(TransportEnv& env, Qp& qp, int& budget) {
     }
     if (sent && !r.timer_at_us) arm_retransmit_timer(env, qp);
     if (!r.ops.empty() && r.ops.front().done) complete_ready(env, qp);
-    return budget == 0 && r.cursor < r.ops.size();
+    const bool more = budget == 0 && r.cursor < r.ops.size();
+    if (!more) end_turn(env, qp); // stopped: what its turn did not send goes back
+    return more;
 }
 
 void retransmit_from(TransportEnv& env, Qp& qp, uint32_t psn) {

@@ -1,5 +1,6 @@
 #include "nic/device_limits.h"
 #include "objects/ring_factory.h"
+#include "transport/engines.h"
 #include "verbs.h"
 
 #include <algorithm>
@@ -254,9 +255,10 @@ namespace {
 
 // The QP itself goes: the transport lets go of it, its QPN and references are released.
 void release(Nic& nic, Qp& qp) {
-    if (DataPath* dp = nic.data_path()) dp->qp_destroying(qp);
     nic.bytes_in_flight() -= qp.req.counted_in_flight; // what it sent no longer counts
     qp.req.counted_in_flight = 0;
+    transport::leave_window(nic, qp);
+    if (DataPath* dp = nic.data_path()) dp->qp_destroying(qp);
     nic.mcast_detach_all(qp); // destroying a QP detaches it from its groups
     nic.unregister_qp(qp);
     if (qp.pd) --qp.pd->users;

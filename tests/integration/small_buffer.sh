@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # small_buffer: NICs whose link socket got the receive buffer net.core.rmem_max allows (no
-# CAP_NET_ADMIN, as for any user but root) keep the bytes in flight within half of it, so bulk
-# transfers lose no packet. A window of 4 MiB into a buffer of 208 KiB (the default rmem_max) lost
+# CAP_NET_ADMIN, as for any user but root) keep the bytes in flight within half of it, however
+# many QPs send, so bulk transfers lose no packet. A window of 4 MiB into a buffer of 208 KiB (the default rmem_max) lost
 # packets at every burst and resent each loss's window: ib_write_bw sent three times its data.
 #
 # usage: small_buffer.sh RDMAEMU
@@ -40,9 +40,12 @@ bulk() {
     emu_pair "$label" 1 2 120 -- "$@" -F -p "$(free_tcp_port)"
     ((PAIR_CLIENT_RC == 0)) || { emu_pair_dump "$label"; fail "$label: the client failed"; }
 }
-step "ib_write_bw 64 KiB over 1 and 10 QPs, ib_read_bw, ib_send_bw: no loss, no resend"
+step "ib_write_bw 64 KiB over 1, 10 and 200 QPs, ib_read_bw, ib_send_bw: no loss, no resend"
 bulk write_1 ib_write_bw -s 65536 -n 3000
 bulk write_10 ib_write_bw -s 65536 -q 10 -n 300
+# 200 QPs each sending its first 8 KiB past the window put 1.6 MB into a buffer of 208 KiB;
+# in turns they wait for room instead (engines.h wait_for_turn).
+bulk write_200 ib_write_bw -s 65536 -q 200 -n 10
 bulk read_1 ib_read_bw -s 65536 -n 2000
 bulk send_1 ib_send_bw -s 65536 -n 2000
 emu_status >/dev/null

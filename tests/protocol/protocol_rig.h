@@ -214,7 +214,10 @@ class FakeDataPath final : public nicsim::DataPath {
     void qp_modified(Qp& qp, ibv_qp_state from) override {
         nicsim::transport::modified(env_, qp, from);
     }
-    void qp_destroying(Qp& qp) override { qp.scheduled = false; }
+    void qp_destroying(Qp& qp) override {
+        qp.scheduled = false;
+        nicsim::transport::serve_window_queue(env_);
+    }
     void send_posted(Qp& qp) override {
         while (nicsim::transport::run(env_, qp, 64)) {
         }
