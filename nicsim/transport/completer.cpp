@@ -377,6 +377,7 @@ void on_timer(TransportEnv& env, Qp& qp) {
     if (r.rnr_until_us) {
         if (now < r.rnr_until_us) return env.set_timer(qp, r.rnr_until_us);
         r.rnr_until_us = 0;
+        count_in_flight(env, qp); // what it sends again counts again
         retransmit_from(env, qp, r.una_psn);
         return;
     }

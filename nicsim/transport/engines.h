@@ -72,7 +72,9 @@ uint32_t window_of(TransportEnv& env, const Qp& qp);
 // reserved are given back, the queue's first QPs get turns of kTurnBytes, reserved for them in
 // the window, as far as it has room; with no room, the first QP gets the escape: kMinWindowBytes
 // past the full window, one QP at a time until its packets are acknowledged, so that QPs whose
-// peers never answer (RNR forever, timeout 0) cannot hold the rest of the host up. Without
+// peers are slow to answer cannot hold the rest of the host up. A QP waiting out an RNR NAK
+// holds nothing (count_in_flight), so RNR forever holds neither window nor escape; a QP with
+// timeout 0 (no retransmit timer) whose peer is gone holds what it sent for good. Without
 // turns, every QP sent its first 8 KiB past a full window: 1000 QPs let 8 MB fly beside the
 // 4 MiB window, and into a 208 KiB buffer (rmem_max) 100 QPs lost packets at every burst.
 // Queues `qp` (when it has nothing in flight); its end_turn serves the queue.

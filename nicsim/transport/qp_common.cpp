@@ -226,7 +226,10 @@ void count_in_flight(TransportEnv& env, Qp& qp) {
     const bool sending =
         reliable(qp) && (qp.attr.qp_state == IBV_QPS_RTS || qp.attr.qp_state == IBV_QPS_SQD ||
                          qp.attr.qp_state == IBV_QPS_SQE);
-    const int32_t span = sending ? emu::wire::psn_diff(r.sent_end_psn, r.una_psn) : 0;
+    // Waiting out an RNR NAK, nothing is in flight: the responder drops what followed the PSN
+    // it refused (IBA 9.7.5.2.8), which is sent again when the wait ends.
+    const int32_t span =
+        sending && !r.rnr_until_us ? emu::wire::psn_diff(r.sent_end_psn, r.una_psn) : 0;
     const uint64_t now = span > 0 ? uint64_t(span) * mtu_bytes(qp) : 0;
     Nic& nic = env.nic();
     uint64_t& host = nic.bytes_in_flight();
@@ -283,9 +286,11 @@ void serve_window_queue(TransportEnv& env) {
             continue;
         }
         RequesterState& r = qp->req;
-        if (nic.bytes_in_flight() + nic.window_reserved() + kTurnBytes <= window) {
-            r.turn_bytes = kTurnBytes;
-            nic.window_reserved() += kTurnBytes;
+        // (A window smaller than two turns, under an rmem_max of 128 KiB, has turns of half.)
+        const uint64_t turn = std::min(kTurnBytes, window / 2);
+        if (nic.bytes_in_flight() + nic.window_reserved() + turn <= window) {
+            r.turn_bytes = turn;
+            nic.window_reserved() += turn;
         } else if (nic.window_escape_qpn() == 0) {
             r.turn_bytes = uint64_t(min_window(*qp)) * mtu_bytes(*qp);
             r.window_escape = true;

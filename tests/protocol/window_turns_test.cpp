@@ -100,6 +100,22 @@ TEST_CASE("window turns: QPs that find the window full wait, then send in turns 
         CHECK(sent[d.qpn].empty());
         CHECK(t.rig.nic.window_escape_qpn() == c.qpn);
     }
+    SECTION("a QP waiting out an RNR NAK holds neither the window nor the escape") {
+        // B's peer has no receive posted (and might never have: rnr_retry 7).
+        t.rig.deliver(b, ack(t.o.sq_psn, wire::aeth_rnr_nak(14)));
+        CHECK(b.req.counted_in_flight == 0);
+        sent = t.sent_by_qp();
+        CHECK(sent[c.qpn].size() == kMinWindowBytes / t.mtu); // the escape passed on
+        CHECK(t.rig.nic.window_escape_qpn() == c.qpn);
+        // So does A's whole share: D gets a turn.
+        t.rig.deliver(a, ack(t.o.sq_psn, wire::aeth_rnr_nak(14)));
+        CHECK(a.req.counted_in_flight == 0);
+        sent = t.sent_by_qp();
+        CHECK(sent[d.qpn].size() >= kTurnBytes / t.mtu);
+        // When B's wait ends, what it sends again counts again.
+        t.rig.env.advance(t.rig.env.timer(b) - t.rig.env.now_us());
+        CHECK(b.req.counted_in_flight == kMinWindowBytes);
+    }
     SECTION("a destroyed QP's share of the window goes to those waiting") {
         ipc::HandleReq q{a.handle, 0};
         ipc::Empty e;
