@@ -79,8 +79,11 @@ void acknowledge_through(TransportEnv& env, Qp& qp, uint32_t psn) {
         advance(psn_add(last_psn(op), 1));
     }
     if (una != r.una_psn) {
+        // Progress: the retries count afresh (rxe's reset_retry_counters), or RNR NAKs spread
+        // over a connection's life add up until one fails a message it had never refused.
         r.una_psn = una;
         r.retry_left = qp.attr.retry_cnt;
+        r.rnr_left = qp.attr.rnr_retry;
         r.rnr_streak = 0;
     }
     if (implied_nak) retransmit_once(env, qp, r.una_psn);

@@ -182,6 +182,28 @@ TEST_CASE("completer: an RNR NAK holds the SQ until the RNR timer of its code", 
     expect_wcs(*qp.send_cq, {{}, {}});
 }
 
+TEST_CASE("completer: rnr_retry counts the RNR NAKs of a message, afresh after progress",
+          "[completer]") {
+    Rig rig;
+    QpOptions o;
+    o.rnr_retry = 1;
+    Qp& qp = rig.create_qp(o);
+    auto data = pattern(64);
+    Mr& mr = rig.reg_mr(data.data(), data.size(), IBV_ACCESS_LOCAL_WRITE);
+    // Three SENDs, each refused once (the peer posts each receive a little late), then taken:
+    // rdma-core's test_rdmacm_async_traffic_external_qp failed so at its third message.
+    for (uint64_t i = 0; i < 3; ++i) {
+        rig.post_send(qp, wqe(i, IBV_WR_SEND), {sge(data.data(), 20, mr)});
+        REQUIRE(rig.env.take().size() == 1);
+        rig.deliver(qp, ack(psn(o.sq_psn, int64_t(i)), wire::aeth_rnr_nak(1))); // 10 us
+        rig.env.advance(10);
+        REQUIRE(rig.env.take().size() == 1); // the retry
+        rig.deliver(qp, ack(psn(o.sq_psn, int64_t(i))));
+        expect_wcs(*qp.send_cq, {{.wr_id = i}});
+    }
+    CHECK(qp.attr.qp_state == IBV_QPS_RTS);
+}
+
 TEST_CASE("completer: rnr_retry exhausted completes with IBV_WC_RNR_RETRY_EXC_ERR and flushes",
           "[completer]") {
     Rig rig;
