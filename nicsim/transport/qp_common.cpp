@@ -206,11 +206,21 @@ void receive(TransportEnv& env, Qp& qp, const wire::Headers& h, const uint8_t* p
 
 namespace {
 
-// The escape's packets are all sent and acknowledged: the next QP may escape.
-void escape_done(Nic& nic, RequesterState& r) {
-    if (!r.window_escape || r.turn_bytes || r.counted_in_flight) return;
+// What the QP's turn did not send goes back to the window (the escape's was never reserved).
+void return_turn(Nic& nic, RequesterState& r) {
+    if (!r.window_escape) nic.window_reserved() -= r.turn_bytes;
+    r.turn_bytes = 0;
+}
+
+void drop_escape(Nic& nic, RequesterState& r) {
+    if (!r.window_escape) return;
     r.window_escape = false;
     nic.window_escape_qpn() = 0;
+}
+
+// The escape's packets are all sent and acknowledged: the next QP may escape.
+void escape_done(Nic& nic, RequesterState& r) {
+    if (!r.turn_bytes && !r.counted_in_flight) drop_escape(nic, r);
 }
 
 // Whether any QP may send: none waits for a turn, and the window has room.
@@ -266,11 +276,9 @@ void turn_sent(TransportEnv& env, Qp& qp, uint64_t bytes) {
 }
 
 void end_turn(TransportEnv& env, Qp& qp) {
-    RequesterState& r = qp.req;
-    if (r.turn_bytes) {
-        if (!r.window_escape) env.nic().window_reserved() -= r.turn_bytes;
-        r.turn_bytes = 0;
-        escape_done(env.nic(), r);
+    if (qp.req.turn_bytes) {
+        return_turn(env.nic(), qp.req);
+        escape_done(env.nic(), qp.req);
     }
     serve_window_queue(env);
 }
@@ -278,6 +286,7 @@ void end_turn(TransportEnv& env, Qp& qp) {
 void serve_window_queue(TransportEnv& env) {
     Nic& nic = env.nic();
     std::deque<uint32_t>& queue = nic.window_queue();
+    if (queue.empty()) return; // (called at every ACK and turn's end)
     const uint64_t window = host_window_bytes(nic);
     while (!queue.empty()) {
         Qp* qp = nic.qp_by_qpn(queue.front());
@@ -305,14 +314,9 @@ void serve_window_queue(TransportEnv& env) {
 }
 
 void leave_window(Nic& nic, Qp& qp) {
-    RequesterState& r = qp.req;
-    if (!r.window_escape) nic.window_reserved() -= r.turn_bytes;
-    r.turn_bytes = 0;
-    r.window_queued = false; // its entry in the queue is skipped
-    if (r.window_escape) {
-        r.window_escape = false;
-        nic.window_escape_qpn() = 0;
-    }
+    return_turn(nic, qp.req);
+    drop_escape(nic, qp.req);
+    qp.req.window_queued = false; // its entry in the queue is skipped
 }
 
 uint64_t host_window_bytes(const Nic& nic) {

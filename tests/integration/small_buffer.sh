@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # small_buffer: NICs whose link socket got the receive buffer net.core.rmem_max allows (no
 # CAP_NET_ADMIN, as for any user but root) keep the bytes in flight within half of it, however
-# many QPs send, so bulk transfers lose no packet. A window of 4 MiB into a buffer of 208 KiB (the default rmem_max) lost
-# packets at every burst and resent each loss's window: ib_write_bw sent three times its data.
+# many QPs send, so bulk transfers lose no packet. A window of 4 MiB into a buffer of 208 KiB
+# (the default rmem_max) lost packets at every burst and resent each loss's window: ib_write_bw
+# sent three times its data.
 #
 # usage: small_buffer.sh RDMAEMU
 set -euo pipefail
