@@ -148,8 +148,10 @@ int modify_qp(VerbContext& c, const ipc::ModifyQpReq& q, ipc::Empty&) {
         return c.refuse(EINVAL, why, qp->qpn);
     if (std::string why = value_fault(c.nic.device(), a, q.mask); !why.empty())
         return c.refuse(EINVAL, why, qp->qpn);
+    // The transition is checked from `cur`; the data path learns the state the QP really left.
+    const ibv_qp_state was = qp->attr.qp_state;
     apply(*qp, a, q.mask, next);
-    if (DataPath* dp = c.nic.data_path()) dp->qp_modified(*qp, cur);
+    if (DataPath* dp = c.nic.data_path()) dp->qp_modified(*qp, was);
     c.log.debug("{} qp {:#x} {} -> {} ({})", c.prefix, qp->qpn, emu::names::qp_state_short(cur),
                 emu::names::qp_state_short(next), emu::names::qp_attr_mask(q.mask));
     return 0;

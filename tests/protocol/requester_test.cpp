@@ -449,6 +449,34 @@ TEST_CASE("requester: WRs posted before RTS go out when the QP reaches RTS", "[r
     CHECK(sent[0].h.psn == o.sq_psn);
 }
 
+// As rxe, a caller's IBV_QP_CUR_STATE stands in for the QP's state when the transition is
+// checked; what the QP leaves is still its real state.
+TEST_CASE("requester: WRs posted in SQD go out at SQD->RTS, also when the modify says it is in "
+          "RTS",
+          "[requester]") {
+    Rig rig;
+    QpOptions o;
+    Qp& qp = rig.create_qp(o);
+    auto data = pattern(64);
+    Mr& mr = rig.reg_mr(data.data(), data.size(), IBV_ACCESS_LOCAL_WRITE);
+    ipc::ModifyQpReq m{};
+    ipc::Empty e;
+    m.qp = qp.handle;
+    m.attr.qp_state = IBV_QPS_SQD;
+    m.mask = IBV_QP_STATE;
+    REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
+
+    rig.post_send(qp, wqe(1, IBV_WR_SEND), {sge(data.data(), 8, mr)});
+    CHECK(rig.env.take().empty());
+    m.attr.qp_state = IBV_QPS_RTS;
+    m.attr.cur_qp_state = IBV_QPS_RTS;
+    m.mask = IBV_QP_STATE | IBV_QP_CUR_STATE;
+    REQUIRE(nicsim::modify_qp(rig.ctx, m, e) == 0);
+    CHECK(qp.attr.qp_state == IBV_QPS_RTS);
+    rig.env.drain();
+    CHECK(rig.env.take().size() == 1);
+}
+
 TEST_CASE("requester: an ATOMIC WRITE carries its 8 bytes after the RETH and completes on the ACK",
           "[requester]") {
     Rig rig;
