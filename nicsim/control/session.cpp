@@ -203,6 +203,7 @@ int Session::open_context(std::vector<UniqueFd>& fds) {
     objects_.reasons = ipc::reason_ring(doorbell_page_.data());
     objects_.doorbell_page->nic_sleeping.store(1);
     objects_.doorbell_page->nic_realtime.store(nic_.realtime() ? 1 : 0);
+    objects_.doorbell_page->kicker_cpu.store(-1);
     DataPath* dp = nic_.data_path();
     const bool watched = dp && dp->watch_doorbell(objects_, doorbell_.get());
     page_fd_.reset(::fcntl(page_fd.get(), F_DUPFD_CLOEXEC, 0));

@@ -189,6 +189,14 @@ bool Engine::prepare_sleep() {
     return true;
 }
 
+bool Engine::kicked_from(int cpu) {
+    bool found = false;
+    for (SessionObjects* objects : doorbells_)
+        if (objects->doorbell_page->kicker_cpu.exchange(-1, std::memory_order_relaxed) == cpu)
+            found = true;
+    return found;
+}
+
 void Engine::woke() {
     asleep_ = false;
     for (SessionObjects* objects : doorbells_)

@@ -49,6 +49,8 @@ class Engine final : public DataPath, public TransportEnv {
     // Before sleeping: every session learns that the NIC sleeps (their next post kicks it);
     // false, staying awake, when a bit shows work after all.
     bool prepare_sleep();
+    // Whether an app kicked from `cpu` since the last look (DoorbellPage::kicker_cpu).
+    bool kicked_from(int cpu);
     void woke();
     Json counters_json() const override;
 

@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
         log->info("polls {} us after work before it sleeps{}", poll_us,
                   guarded && poll_us ? ", unless polling costs an app its CPU" : "");
         nicsim::PollLoop(io, engine, nic.poll_counters(), *log,
-                         nicsim::PollWindow(poll_us, guarded))
+                         nicsim::PollWindow(poll_us, guarded), realtime)
             .run();
         nic.set_cm(nullptr);
         nic.set_data_path(nullptr);

@@ -53,6 +53,7 @@ void PollLoop::run() {
         } else if (engine_.prepare_sleep()) {
             ready = wake.wait(-1);
             engine_.woke();
+            if (realtime_ && (ready & WakeSet::kKick)) leave_kickers_cpu();
         } else {
             ready = 0; // a doorbell bit came as it was falling asleep: the next turn serves it
         }
@@ -67,6 +68,17 @@ void PollLoop::yield(uint64_t before_us) {
     log_.debug("a yield kept the NIC off its CPU for {} us (an app that spins without "
                "yielding?): it sleeps after work for the next {} ms",
                after_us - before_us, window_.suspension_us() / 1000);
+}
+
+void PollLoop::leave_kickers_cpu() {
+    const int cpu = ::sched_getcpu();
+    if (cpu < 0 || cpu >= CPU_SETSIZE || !engine_.kicked_from(cpu)) return;
+    // The CPUs it was started on, less this one: the CPU it left before is allowed again.
+    cpu_set_t others = allowed_cpus_;
+    CPU_CLR(cpu, &others);
+    if (CPU_COUNT(&others) == 0 || ::sched_setaffinity(0, sizeof others, &others) != 0) return;
+    ++counters_.cpu_moves;
+    log_.info("woken by a kick from an app on CPU {}: moved off it", cpu);
 }
 
 bool PollLoop::claim_cpu(spdlog::logger& log, bool realtime) {

@@ -13,15 +13,21 @@
 #include <spdlog/logger.h>
 
 #include <cstdint>
+#include <sched.h>
 
 namespace nicsim {
 
 class PollLoop {
   public:
     // `counters`: the Nic's, for status; `window`: --poll-us, or its default and guarded.
+    // `realtime`: claim_cpu got it.
     PollLoop(boost::asio::io_context& io, Engine& engine, PollCounters& counters,
-             spdlog::logger& log, PollWindow window)
-        : io_(io), engine_(engine), counters_(counters), log_(log), window_(window) {}
+             spdlog::logger& log, PollWindow window, bool realtime)
+        : io_(io), engine_(engine), counters_(counters), log_(log), window_(window),
+          realtime_(realtime) {
+        CPU_ZERO(&allowed_cpus_);
+        if (::sched_getaffinity(0, sizeof allowed_cpus_, &allowed_cpus_) != 0) realtime_ = false;
+    }
     // Until io.stop().
     void run();
     // The NIC's share of the CPU: a short scheduling slice, so that when a packet or a kick
@@ -34,12 +40,18 @@ class PollLoop {
   private:
     // Leaves the CPU to whatever shares it, and learns from how long that took.
     void yield(uint64_t before_us);
+    // A real-time NIC woken by a kick on the kicking app's CPU would preempt that app at every
+    // post, send its one WR and sleep: a datagram per message (bench/README.md, 2026-12-06
+    // 11:00). It moves to the other CPUs instead, where it preempts whatever runs there.
+    void leave_kickers_cpu();
 
     boost::asio::io_context& io_;
     Engine& engine_;
     PollCounters& counters_;
     spdlog::logger& log_;
     PollWindow window_;
+    bool realtime_;
+    cpu_set_t allowed_cpus_; // as started (taskset): it moves within these
 };
 
 } // namespace nicsim

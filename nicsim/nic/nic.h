@@ -89,7 +89,8 @@ struct McastCounters {
 
 // The NIC's poll loop (nicsim/daemon/poll_window.h); status shows them with the wire's.
 #define NICSIM_POLL_COUNTERS(X)                                                                    \
-    X(polls_suspended) /* a yield between polls kept the NIC off its CPU: polling stopped */
+    X(polls_suspended) /* a yield between polls kept the NIC off its CPU: polling stopped */       \
+    X(cpu_moves)       /* a real-time NIC woken on its kicker's CPU moved to another */
 struct PollCounters {
     NICSIM_COUNTER_SET(NICSIM_POLL_COUNTERS)
 };

@@ -3,8 +3,10 @@
 # bits), and one write to the doorbell eventfd when the NIC sleeps; the NIC, woken by a kick or a
 # packet, neither reads the kick nor re-arms epoll (nicsim/daemon/wake_set.h). Counted with strace
 # on unmodified perftest clients and on a NIC: the difference between a run of N1 and one of N2
-# messages is what the steady state costs per message. Last, a polling NIC that shares its CPU
-# with apps that spin on memory stops polling (nicsim/daemon/poll_window.h), as status counts.
+# messages is what the steady state costs per message. A real-time NIC woken by its own app's
+# kick moves off the app's CPU rather than preempt it at every post (nicsim/daemon/poll_loop.h).
+# Last, a polling NIC that shares its CPU with apps that spin on memory stops polling
+# (nicsim/daemon/poll_window.h), as status counts.
 #
 # usage: doorbell.sh RDMAEMU
 set -euo pipefail
@@ -92,6 +94,25 @@ echo "sched_yield(2) calls: $a for 1000 messages, $b for 5000: $r per message"
 python3 -c "import sys; sys.exit(0 if $r <= 0.01 else 1)" ||
     fail "the app yielded the CPU to a real-time NIC ($r sched_yield calls per message)"
 ok "polling a real-time NIC: $r sched_yield calls per message"
+
+step "a real-time NIC woken by its app's kick on the app's CPU moves to another"
+cpu=$(taskset -cp $$ | sed 's/.*: *//; s/[,-].*//') # the first CPU this test may use
+(($(nproc) >= 2)) || fail "this step needs 2 CPUs (nproc: $(nproc))"
+taskset -cp "$cpu" "$(emu_host 2 daemon_pid)" >/dev/null # host 2's NIC starts where its app runs
+emu_status >/dev/null
+moves_before=$(emu_json 'host(2)["counters"]["cpu_moves"]')
+datagrams_before=$(emu_json 'host(2)["counters"]["tx_datagrams"]')
+PAIR_CLIENT_PREFIX=(taskset -c "$cpu")
+pair ib_send_bw 20000 -s 4096
+PAIR_CLIENT_PREFIX=()
+emu_status >/dev/null
+moves=$(($(emu_json 'host(2)["counters"]["cpu_moves"]') - moves_before))
+datagrams=$(($(emu_json 'host(2)["counters"]["tx_datagrams"]') - datagrams_before))
+echo "ib_send_bw 4 KiB, the client and its NIC on CPU $cpu: $moves moves, $datagrams datagrams"
+((moves >= 1)) || fail "host 2's NIC stayed on its app's CPU (cpu_moves 0)"
+((datagrams <= 5000)) ||
+    fail "host 2's NIC sent about a datagram per SEND ($datagrams for 20000): woken per post"
+ok "a real-time NIC left its app's CPU ($moves moves): $datagrams datagrams for 20000 SENDs"
 "$RDMAEMU" down >/dev/null
 
 # Last: it pins this shell, and so the daemons and the apps, to one CPU.

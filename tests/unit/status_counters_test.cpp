@@ -34,7 +34,7 @@ TEST_CASE("status counters: the host's counters keep their keys and order", "[st
           "\"mcast_tx_packets\":0,\"mcast_rx_packets\":0,\"mcast_rx_delivered\":0,"
           "\"mcast_no_member\":2,\"mcast_malformed\":3,\"wrong_source\":0,\"ghost_responses\":0,"
           "\"duplicate_responses\":0,\"out_of_sequence\":0,\"duplicate_requests\":0,"
-          "\"reacks_suppressed\":9,\"polls_suspended\":4}");
+          "\"reacks_suppressed\":9,\"polls_suspended\":4,\"cpu_moves\":0}");
 }
 
 TEST_CASE("status counters: a QP's counters keep their keys and order", "[status]") {

@@ -3,6 +3,7 @@
 #include "backends/emulated/emu_objects.h"
 
 #include <cerrno>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -45,6 +46,8 @@ void ring_doorbell(ibv_context* ctx, uint32_t slot) {
     // either it sees our bit, or we see that it sleeps.
     page->pending[slot / 64].fetch_or(uint64_t{1} << (slot % 64), std::memory_order_seq_cst);
     if (page->nic_sleeping.load(std::memory_order_seq_cst)) {
+        if (page->nic_realtime.load(std::memory_order_relaxed))
+            page->kicker_cpu.store(::sched_getcpu(), std::memory_order_relaxed); // no syscall
         uint64_t one = 1;
         [[maybe_unused]] ssize_t n = ::write(s.doorbell_fd, &one, sizeof one);
     }
