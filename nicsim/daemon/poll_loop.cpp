@@ -32,6 +32,18 @@ static_assert(sizeof(SchedAttr) == 48);
 
 } // namespace
 
+PollLoop::PollLoop(boost::asio::io_context& io, Engine& engine, PollCounters& counters,
+                   spdlog::logger& log, PollWindow window, bool realtime)
+    : io_(io), engine_(engine), counters_(counters), log_(log), window_(window),
+      leaves_kickers_cpu_(realtime) {
+    if (realtime && ::sched_getaffinity(0, sizeof allowed_cpus_, &allowed_cpus_) != 0) {
+        log_.warn("cannot read its CPU affinity ({}): it stays on the CPU a kick wakes it on, "
+                  "also its app's",
+                  std::strerror(errno));
+        leaves_kickers_cpu_ = false;
+    }
+}
+
 // Each pass: Asio's handlers when its descriptor said so, then a turn of the data path. After
 // work the loop goes straight to sleep when the polling window is 0: epoll_wait returns at once
 // if anything is ready (the link's socket is level-triggered), so nothing is missed and an idle
@@ -53,7 +65,7 @@ void PollLoop::run() {
         } else if (engine_.prepare_sleep()) {
             ready = wake.wait(-1);
             engine_.woke();
-            if (realtime_ && (ready & WakeSet::kKick)) leave_kickers_cpu();
+            if (leaves_kickers_cpu_ && (ready & WakeSet::kKick)) leave_kickers_cpu();
         } else {
             ready = 0; // a doorbell bit came as it was falling asleep: the next turn serves it
         }
@@ -76,7 +88,12 @@ void PollLoop::leave_kickers_cpu() {
     // The CPUs it was started on, less this one: the CPU it left before is allowed again.
     cpu_set_t others = allowed_cpus_;
     CPU_CLR(cpu, &others);
-    if (CPU_COUNT(&others) == 0 || ::sched_setaffinity(0, sizeof others, &others) != 0) return;
+    if (CPU_COUNT(&others) == 0) return;
+    if (::sched_setaffinity(0, sizeof others, &others) != 0) {
+        log_.debug("woken by a kick from an app on CPU {}, cannot move off it: {}", cpu,
+                   std::strerror(errno));
+        return;
+    }
     ++counters_.cpu_moves;
     log_.info("woken by a kick from an app on CPU {}: moved off it", cpu);
 }

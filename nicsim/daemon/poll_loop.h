@@ -22,12 +22,7 @@ class PollLoop {
     // `counters`: the Nic's, for status; `window`: --poll-us, or its default and guarded.
     // `realtime`: claim_cpu got it.
     PollLoop(boost::asio::io_context& io, Engine& engine, PollCounters& counters,
-             spdlog::logger& log, PollWindow window, bool realtime)
-        : io_(io), engine_(engine), counters_(counters), log_(log), window_(window),
-          realtime_(realtime) {
-        CPU_ZERO(&allowed_cpus_);
-        if (::sched_getaffinity(0, sizeof allowed_cpus_, &allowed_cpus_) != 0) realtime_ = false;
-    }
+             spdlog::logger& log, PollWindow window, bool realtime);
     // Until io.stop().
     void run();
     // The NIC's share of the CPU: a short scheduling slice, so that when a packet or a kick
@@ -50,8 +45,8 @@ class PollLoop {
     PollCounters& counters_;
     spdlog::logger& log_;
     PollWindow window_;
-    bool realtime_;
-    cpu_set_t allowed_cpus_; // as started (taskset): it moves within these
+    bool leaves_kickers_cpu_;  // real-time, and its CPUs known
+    cpu_set_t allowed_cpus_{}; // as started (taskset): it moves within these
 };
 
 } // namespace nicsim
