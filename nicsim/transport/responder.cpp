@@ -629,10 +629,14 @@ void handle_request(TransportEnv& env, Qp& qp, const wire::Headers& h, const uin
         }
     } else if (d > 0) {
         // Out of sequence: NAK once with the PSN we expect; drop the rest (IBA 9.7.5.1.3).
-        count_drop(env, qp, &DropCounters::out_of_sequence);
+        // Behind an RNR NAK nothing was lost: the requester resends from the NAK'd PSN.
+        const bool behind_rnr = s.rnr_streak > 0;
+        count_drop(env, qp,
+                   behind_rnr ? &DropCounters::behind_rnr_nak : &DropCounters::out_of_sequence);
         env.nic().hw().add(HwCounter::OutOfSeqRequest);
-        env.log().debug("qp {:#x}: {} psn {:#x} out of sequence (expected {:#x}){}", qp.qpn,
+        env.log().debug("qp {:#x}: {} psn {:#x} out of sequence (expected {:#x}{}){}", qp.qpn,
                         wire::opcode_name(h.opcode), h.psn, s.epsn,
+                        behind_rnr ? ", answered with an RNR NAK" : "",
                         s.nak_sent ? ", dropped" : ": NAK");
         if (!s.nak_sent) {
             s.nak_sent = true;

@@ -33,7 +33,8 @@ TEST_CASE("status counters: the host's counters keep their keys and order", "[st
           "\"raw_delivered\":0,\"raw_no_flow_drops\":5,\"raw_no_wqe_drops\":0,"
           "\"mcast_tx_packets\":0,\"mcast_rx_packets\":0,\"mcast_rx_delivered\":0,"
           "\"mcast_no_member\":2,\"mcast_malformed\":3,\"wrong_source\":0,\"ghost_responses\":0,"
-          "\"duplicate_responses\":0,\"out_of_sequence\":0,\"duplicate_requests\":0,"
+          "\"duplicate_responses\":0,\"out_of_sequence\":0,\"behind_rnr_nak\":0,"
+          "\"duplicate_requests\":0,"
           "\"reacks_suppressed\":9,\"polls_suspended\":4,\"cpu_moves\":0}");
 }
 
@@ -49,7 +50,8 @@ TEST_CASE("status counters: a QP's counters keep their keys and order", "[status
           "\"retransmits\":0,\"timeouts\":0,\"naks_sent\":0,\"naks_received\":4,"
           "\"rnr_naks_sent\":0,\"rnr_naks_received\":0,\"xrc_srq_errors\":0,"
           "\"tm_malformed\":0,\"wrong_source\":1,\"ghost_responses\":0,"
-          "\"duplicate_responses\":0,\"out_of_sequence\":0,\"duplicate_requests\":0,"
+          "\"duplicate_responses\":0,\"out_of_sequence\":0,\"behind_rnr_nak\":0,"
+          "\"duplicate_requests\":0,"
           "\"reacks_suppressed\":0}");
 }
 
