@@ -156,7 +156,7 @@ struct ResponderState {
     X(ghost_responses)     /* responses outside the outstanding PSNs, or for no WR */              \
     X(duplicate_responses) /* responses for PSNs acknowledged already */                           \
     X(out_of_sequence)     /* requests ahead of the expected PSN: a packet before them was lost */ \
-    X(behind_rnr_nak)      /* requests behind one answered with an RNR NAK: resent after its timer */ \
+    X(behind_rnr_nak)      /* requests behind one answered with an RNR NAK: resent later */        \
     X(duplicate_requests)  /* requests for PSNs executed already */                                \
     X(reacks_suppressed)   /* duplicates left unanswered by the re-ACK rate limit */
 struct DropCounters {
