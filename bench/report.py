@@ -230,7 +230,8 @@ def main(argv):
           f"{meta.get('load_after', '?')}")
     print(f"build: {meta.get('build', '?')} ({meta.get('build_type', '?')}); source tree at git "
           f"{meta.get('git', '?')}; emulated MTU {meta.get('mtu', '?')}, NIC --poll-us "
-          f"{meta.get('poll_us', 'default')}, --scheduling {meta.get('scheduling', 'normal')}; "
+          f"{meta.get('poll_us', 'default')}, --scheduling {meta.get('scheduling', 'normal')} "
+          f"({meta.get('scheduling_got', '?')}); "
           f"perftest {meta.get('perftest', '?')}")
     for title, fn in sections(r):
         print()

@@ -43,7 +43,7 @@ usage: bench/run.sh [--build DIR] [--quick] [--only PARTS] [--plots DIR] [--mtu 
   --mtu M       path MTU of the emulated hosts (256|512|1024|2048|4096; default: rdmaemu's)
   --poll-us US  how long the NICs poll after work before they sleep (default: rdmaemu's)
   --scheduling POLICY
-                the NICs' share of the CPU: normal (default) or realtime (rdmaemu up --help)
+                the NICs' share of the CPU: auto (default), normal or realtime (rdmaemu up --help)
   --keep        keep the work directory (raw outputs of every program) after a good run
 EOF
 }
@@ -179,7 +179,7 @@ build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/
     echo "syscall_sockperf_secs=${syscall_sockperf_secs[*]}"
     echo "idle_qps=$idle_qps"
     echo "poll_us=${poll_us:-default}"
-    echo "scheduling=${scheduling:-normal}"
+    echo "scheduling=${scheduling:-auto}"
 } >"$work/meta.txt"
 log "work directory $work; load average $(load) on $(nproc) CPUs; parts: ${parts[*]}"
 awk -v n="$(nproc)" '{ exit !($1 >= n / 2) }' /proc/loadavg &&
@@ -201,8 +201,12 @@ up_args=(--hosts 2)
     cat "$work/up.out" >&2
     die "rdmaemu up failed"
 }
-echo "mtu=$("$rdmaemu" status --json | python3 -c \
-    'import json, sys; print(json.load(sys.stdin)["hosts"][0].get("mtu", "?"))')" >>"$work/meta.txt"
+# What the hosts got: the MTU, and the scheduling (auto is real-time where allowed).
+"$rdmaemu" status --json | python3 -c '
+import json, sys
+host = json.load(sys.stdin)["hosts"][0]
+print(f"mtu={host.get('mtu', '?')}")
+print(f"scheduling_got={host.get('scheduling', '?')}")' >>"$work/meta.txt"
 
 failed=0
 for part in "${all_parts[@]}"; do

@@ -104,9 +104,10 @@ std::string host_status_json(const Nic& nic, const std::vector<const Session*>& 
               {"gid", dev.gid_string()},
               {"daemon_pid", ::getpid()},
               {"mtu", dev.config().mtu},
-              {"scheduling", nic.realtime()          ? "realtime"
-                             : dev.config().realtime ? "normal, real-time refused"
-                                                     : "normal"}};
+              {"scheduling", nic.realtime() ? "realtime"
+                             : dev.config().scheduling == Scheduling::Normal
+                                 ? "normal"
+                                 : "normal, real-time refused"}};
     // The IPv4 ID policy means something on an IPv4 host only: over IPv6 every ICRC is whole.
     if (dev.config().address.is_ipv4()) j["icrc_ipv4"] = name(dev.config().icrc_ipv4);
     // Bytes the host's reliable QPs may have in flight together (engines.h), and the buffer

@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     log->flush_on(spdlog::level::debug);
     // A NIC is hardware: apps that busy-poll memory (ib_write_lat does) must not starve it of
     // the CPU.
-    const bool realtime = nicsim::PollLoop::claim_cpu(*log, config->realtime);
+    const bool realtime = nicsim::PollLoop::claim_cpu(*log, config->scheduling);
 
     auto pcap = open_capture(*config, *log);
     if (!pcap) return 1;

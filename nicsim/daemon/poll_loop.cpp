@@ -98,8 +98,8 @@ void PollLoop::leave_kickers_cpu() {
     log_.info("woken by a kick from an app on CPU {}: moved off it", cpu);
 }
 
-bool PollLoop::claim_cpu(spdlog::logger& log, bool realtime) {
-    if (realtime) {
+bool PollLoop::claim_cpu(spdlog::logger& log, Scheduling scheduling) {
+    if (scheduling != Scheduling::Normal) {
         // The lowest real-time priority: above every app, below the kernel's own threads.
         // It is bounded: the loop sleeps when it has no work, and polls at most --poll-us.
         sched_param param{};
@@ -108,8 +108,11 @@ bool PollLoop::claim_cpu(spdlog::logger& log, bool realtime) {
             log.info("scheduling: real-time (SCHED_FIFO 1)");
             return true;
         }
-        log.warn("no real-time priority ({}): scheduling normal, apps' polls yield the CPU",
-                 std::strerror(errno));
+        // Asked for, the refusal is a warning; by default it is how most users run.
+        log.log(scheduling == Scheduling::Realtime ? spdlog::level::warn : spdlog::level::info,
+                "no real-time priority ({}; root or an RLIMIT_RTPRIO allows it): scheduling "
+                "normal, apps' polls yield the CPU now and then",
+                std::strerror(errno));
     }
     SchedAttr attr{};
     attr.size = sizeof attr;

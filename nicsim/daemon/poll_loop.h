@@ -8,6 +8,7 @@
 
 #include "daemon/engine.h"
 #include "daemon/poll_window.h"
+#include "nic/config.h"
 
 #include <boost/asio/io_context.hpp>
 #include <spdlog/logger.h>
@@ -30,7 +31,7 @@ class PollLoop {
     // to end; and a higher weight where the NIC may raise it (root). With `realtime`, SCHED_FIFO
     // instead where it may (root, or RLIMIT_RTPRIO): a wakeup always preempts an app, as a
     // NIC's own processor never waits for one. True when the NIC runs real-time.
-    static bool claim_cpu(spdlog::logger& log, bool realtime);
+    static bool claim_cpu(spdlog::logger& log, Scheduling scheduling);
 
   private:
     // Leaves the CPU to whatever shares it, and learns from how long that took.

@@ -121,11 +121,14 @@ std::vector<OptionDef> options(Config& c) {
              c.poll_us = std::stoull(v);
              return "";
          }},
-        {"--scheduling", "normal|realtime",
-         "the NIC's share of the CPU: a short slice and nice -10 (default), or real-time priority",
+        {"--scheduling", "auto|normal|realtime",
+         "the NIC's share of the CPU: real-time priority where allowed (auto, the default), a "
+         "short slice and nice -10 (normal), or real-time priority and a warning if refused",
          [&c](const std::string& v) -> std::string {
-             if (v != "normal" && v != "realtime") return "wants normal or realtime, not " + v;
-             c.realtime = v == "realtime";
+             if (v == "auto") c.scheduling = Scheduling::Auto;
+             else if (v == "normal") c.scheduling = Scheduling::Normal;
+             else if (v == "realtime") c.scheduling = Scheduling::Realtime;
+             else return "wants auto, normal or realtime, not " + v;
              return "";
          }},
         {"--pcap", "FILE", "capture every packet sent and received", text(c.pcap_file)},

@@ -17,6 +17,8 @@
 
 namespace nicsim {
 
+enum class Scheduling { Auto, Normal, Realtime };
+
 struct Config {
     std::string device_name = "emu0";
     // The host's address, IPv4 or IPv6: its GID is the address (::ffff:a.b.c.d for IPv4).
@@ -34,9 +36,10 @@ struct Config {
     // and 0 for a real-time NIC, whose yields never leave the CPU to an app
     // (bench/README.md has the figures).
     static uint64_t default_poll_us(bool realtime);
-    // --scheduling realtime: the NIC asks for SCHED_FIFO, so that a packet or a kick preempts a
-    // busy-polling app at once, and the apps' polls stop yielding the CPU (poll_loop.h).
-    bool realtime = false;
+    // --scheduling: with real-time priority (SCHED_FIFO) a packet or a kick preempts a
+    // busy-polling app at once, and the apps' polls stop yielding the CPU (poll_loop.h). Auto
+    // takes it where the NIC may (root, or RLIMIT_RTPRIO) and says so quietly where it may not.
+    Scheduling scheduling = Scheduling::Auto;
     uint16_t udp_port =
         4791;           // RoCE v2's; another where Linux Soft-RoCE holds 4791 on all addresses
     FaultConfig faults; // applied to every outgoing packet

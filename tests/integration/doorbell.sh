@@ -5,8 +5,8 @@
 # on unmodified perftest clients and on a NIC: the difference between a run of N1 and one of N2
 # messages is what the steady state costs per message. A real-time NIC woken by its own app's
 # kick moves off the app's CPU rather than preempt it at every post (nicsim/daemon/poll_loop.h).
-# Last, a polling NIC that shares its CPU with apps that spin on memory stops polling
-# (nicsim/daemon/poll_window.h), as status counts.
+# Last, a polling NIC at normal priority that shares its CPU with apps that spin on memory stops
+# polling (nicsim/daemon/poll_window.h), as status counts.
 #
 # usage: doorbell.sh RDMAEMU
 set -euo pipefail
@@ -50,8 +50,10 @@ nic_calls() {
 
 per_message() { python3 -c "print(($2 - $1) / ($4 - $3))" "$@"; }
 
+# The first steps are about NICs at normal priority: a real-time one woken per message on the other
+# CPU is often still awake when the next post comes, and one that polls for ever holds its CPU.
 step "a NIC that stays awake (--poll-us 9999999): no doorbell writes"
-emu_up 2 --poll-us 9999999
+emu_up 2 --poll-us 9999999 --scheduling normal
 a=$(calls write ib_write_bw 1000 -s 4096)
 b=$(calls write ib_write_bw 9000 -s 4096)
 r=$(per_message "$a" "$b" 1000 9000)
@@ -62,7 +64,7 @@ ok "posting to an awake NIC: $r write(2) calls per message"
 "$RDMAEMU" down >/dev/null
 
 step "a NIC that sleeps at once (--poll-us 0): a ping-pong kicks it"
-emu_up 2 --poll-us 0
+emu_up 2 --poll-us 0 --scheduling normal
 a=$(calls write ib_send_lat 200 -s 2)
 b=$(calls write ib_send_lat 1200 -s 2)
 r=$(per_message "$a" "$b" 200 1200)
@@ -120,10 +122,10 @@ fi
 "$RDMAEMU" down >/dev/null
 
 # Last: it pins this shell, and so the daemons and the apps, to one CPU.
-step "a polling NIC beside an app that spins on memory stops polling (poll_window.h)"
+step "a polling NIC (normal priority) beside an app that spins on memory stops polling"
 cpu=$(taskset -cp $$ | sed 's/.*: *//; s/[,-].*//') # the first CPU this test may use
 taskset -cp "$cpu" $$ >/dev/null
-emu_up 2 # the default window, which is guarded (--poll-us N is not)
+emu_up 2 --scheduling normal # its default window is guarded (--poll-us N is not)
 pair ib_write_lat 2000 -s 2
 emu_status >/dev/null
 s1=$(emu_json 'host(1)["counters"]["polls_suspended"]')

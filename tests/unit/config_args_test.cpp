@@ -130,7 +130,7 @@ TEST_CASE("nicsimd args: every option lands in its field", "[config]") {
     CHECK(c.faults.delay_us == 7);
     CHECK(c.faults.seed == 42);
     CHECK(c.icrc_ipv4 == Ipv4IdPolicy::Zero);
-    CHECK(c.realtime);
+    CHECK(c.scheduling == Scheduling::Realtime);
 }
 
 TEST_CASE("nicsimd args: an IPv6 host and its peers", "[config][ipv6]") {
@@ -155,7 +155,9 @@ TEST_CASE("nicsimd args: defaults, --opt=value, and the last of a repeated optio
     CHECK(p.config->device_name == "emu0");
     CHECK(p.config->udp_port == 4791);
     CHECK(p.config->icrc_ipv4 == Ipv4IdPolicy::Recover);
-    CHECK_FALSE(p.config->realtime);
+    CHECK(p.config->scheduling == Scheduling::Auto);
+    CHECK(parse(with({"--scheduling", "normal"})).config->scheduling == Scheduling::Normal);
+    CHECK(parse(with({"--scheduling", "auto"})).config->scheduling == Scheduling::Auto);
 }
 
 TEST_CASE("nicsimd args: refusals name the option and why", "[config]") {
@@ -176,7 +178,7 @@ TEST_CASE("nicsimd args: refusals name the option and why", "[config]") {
          "--address: 0.0.0.0 is the unspecified address, no host's"},
         {with({"--seed", "-1"}), "--seed: wants a non-negative integer, not -1"},
         {with({"--icrc-ipv4", "skip"}), "--icrc-ipv4: wants recover-id or id-zero, not skip"},
-        {with({"--scheduling", "fifo"}), "--scheduling: wants normal or realtime, not fifo"},
+        {with({"--scheduling", "fifo"}), "--scheduling: wants auto, normal or realtime, not fifo"},
         {with({"--name", std::string(64, 'n')}), "--name: must be 1..63 characters"},
         {with({"--drop"}), "--drop"},
         {with({"--bogus", "1"}), "The following arguments were not expected: 1 --bogus"},

@@ -154,13 +154,13 @@ void print_text(const std::string& runtime, const std::vector<HostStatus>& all) 
                 "  window: %llu KiB in flight at most (the link's receive buffer: %llu KiB)\n",
                 std::stoull(member_text(d, "host_window_bytes")) / 1024,
                 std::stoull(member_text(d, "link_receive_buffer_bytes")) / 1024);
-        // Said only when it is not the default, or when real-time was asked for and refused.
         if (const std::string sched = member_text(d, "scheduling"); sched == "realtime")
             std::printf("  scheduling: real-time (SCHED_FIFO 1): the NIC preempts polling apps, "
                         "whose polls make no syscall\n");
-        else if (sched != "normal" && !sched.empty())
-            std::printf("  scheduling: %s (its log says why); the apps' polls yield the CPU\n",
-                        sched.c_str());
+        else if (!sched.empty())
+            std::printf("  scheduling: %s (%s); the apps' polls yield the CPU now and then\n",
+                        sched.c_str(),
+                        sched == "normal" ? "--scheduling normal" : "its log says why");
         print_counters(d);
         print_hw_counters(d);
         print_sessions(d);

@@ -34,7 +34,7 @@ constexpr int kLogTailLines = 20;
 constexpr std::string_view kMtus[] = {"256", "512", "1024", "2048", "4096"};
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error"};
 constexpr std::string_view kIcrcPolicies[] = {"recover-id", "id-zero"};
-constexpr std::string_view kSchedulingPolicies[] = {"normal", "realtime"};
+constexpr std::string_view kSchedulingPolicies[] = {"auto", "normal", "realtime"};
 
 // An option `up` passes on to every host's nicsimd as given, once the parser has checked it.
 constexpr OptionSpec to_daemon(std::string_view name, std::string_view value, std::string_view help,
@@ -90,9 +90,10 @@ constexpr OptionSpec kOptions[] = {
               "while polling costs an app its CPU, a value given does not)",
               ValueKind::count),
     {"scheduling", "POLICY",
-     "the NICs' share of the CPU: normal (a short slice, nice -10 where allowed; on 1 or 2 CPUs "
-     "the apps' polls yield the CPU now and then) or realtime (SCHED_FIFO where allowed: a NIC "
-     "preempts a polling app at once, and the apps' polls make no syscall)",
+     "the NICs' share of the CPU: realtime (SCHED_FIFO: a NIC preempts a polling app at once, "
+     "and the apps' polls make no syscall; root or an RLIMIT_RTPRIO allows it), normal (a short "
+     "slice, nice -10 where allowed; on 1 or 2 CPUs the apps' polls yield the CPU now and then), "
+     "or auto (the default: realtime where allowed, else normal)",
      kSchedulingPolicies, true},
     to_daemon("cm-response-timeout", "T",
               "rdma_cm: how long a peer's CM may take to answer, 4.096 us * 2^T (0..31; default "
