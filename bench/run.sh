@@ -205,8 +205,8 @@ up_args=(--hosts 2)
 "$rdmaemu" status --json | python3 -c '
 import json, sys
 host = json.load(sys.stdin)["hosts"][0]
-print(f"mtu={host.get('mtu', '?')}")
-print(f"scheduling_got={host.get('scheduling', '?')}")' >>"$work/meta.txt"
+print("mtu=" + str(host.get("mtu", "?")))
+print("scheduling_got=" + host.get("scheduling", "?"))' >>"$work/meta.txt"
 
 failed=0
 for part in "${all_parts[@]}"; do
