@@ -2,6 +2,7 @@
 (table, sweep, qps, samehost, syscalls, qpmem, stacks). Missing or garbled outputs become None, never
 an exception. File names are the ones run.sh's parts write (see their headers)."""
 
+import statistics
 from pathlib import Path
 
 from parse import (parse_idle_qps, parse_iperf3, parse_memcpy, parse_netpipe, parse_perftest,
@@ -24,6 +25,12 @@ def ints(meta, key):
         if word.isdigit():
             out.append(int(word))
     return out
+
+
+def median(values):
+    """The median of the values that are there; None when none is."""
+    there = [v for v in values if v is not None]
+    return statistics.median(there) if there else None
 
 
 def sockperf_size(size):
@@ -86,15 +93,22 @@ def sweep(work, meta):
 
 
 def qps(work, meta):
-    """[(qps, messages, tx depth, MiB/s, client seconds)]."""
+    """[(qps, messages, tx depth, median MiB/s, median client seconds, [MiB/s of each round])].
+    A work directory from before the rounds holds qps.Q.cli: one round."""
+    rounds = (ints(meta, "qps_rounds") or [0])[0]
+    names = [f"{{}}.{r}" for r in range(1, rounds + 1)] or ["{}"]
     out = []
     for q in ints(meta, "qp_counts"):
-        text = read(work / f"qps.{q}.cli")
-        cols = parse_perftest(text)
-        iters = perftest_col(cols, "#iterations")
-        secs = to_float((read(work / f"qps.{q}.secs") or "").strip())
-        out.append((q, int(iters) if iters else None, perftest_header(text, "TX depth"),
-                    perftest_bw(cols), secs))
+        texts = [read(work / f"{n.format(f'qps.{q}')}.cli") for n in names]
+        cols = [parse_perftest(t) for t in texts]
+        iters = next((perftest_col(c, "#iterations") for c in cols
+                      if perftest_col(c, "#iterations")), None)
+        depth = next((perftest_header(t, "TX depth") for t in texts
+                      if perftest_header(t, "TX depth")), None)
+        bws = [perftest_bw(c) for c in cols]
+        secs = [to_float((read(work / f"{n.format(f'qps.{q}')}.secs") or "").strip())
+                for n in names]
+        out.append((q, int(iters) if iters else None, depth, median(bws), median(secs), bws))
     return out
 
 

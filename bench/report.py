@@ -91,12 +91,13 @@ def same_host_table(r):
 def qps_table(r):
     rows = []
     one = next((row[3] for row in r["qps"] if row[0] == 1), None)
-    for q, iters, depth, bw, secs in r["qps"]:
+    for q, iters, depth, bw, secs, rounds in r["qps"]:
         rows.append((f"-q {q}", iters if iters else "failed", depth or "?", fmt(bw),
-                     ratio(bw, one), f"{secs:.1f}" if secs is not None else "-"))
-    head = ("ib_write_bw 64 KiB", "messages", "TX depth", "total MiB/s", "vs -q 1",
-            "client s (incl. setup)")
-    return head, rows, (0,)
+                     ratio(bw, one), " / ".join(fmt(b) for b in rounds),
+                     f"{secs:.1f}" if secs is not None else "-"))
+    head = ("ib_write_bw 64 KiB", "messages", "TX depth", "total MiB/s (median)", "vs -q 1",
+            "each round", "client s (incl. setup)")
+    return head, rows, (0, 5)
 
 
 SYSCALL_ROWS = (

@@ -119,7 +119,8 @@ fi
 sweep_bw_sizes=(2 8 32 128 512 2048 8192 32768 131072 524288 2097152 8388608)
 sweep_lat_sizes=(2 8 32 128 512 2048 8192 32768)
 sweep_lat_iters=1000 sweep_tcp_secs=1 sweep_tcp_max_write=1048576
-qp_counts=(1 10 100 1000) qps_messages=5000
+# Three rounds: one run of each count moves by 2x between runs (bench/README.md, 2026-12-06 15:00).
+qp_counts=(1 10 100 1000) qps_messages=5000 qps_rounds=3
 syscall_runs=(2000 10000) syscall_iperf3_blocks=(20000 100000) syscall_sockperf_secs=(1 3)
 idle_qps=1000
 
@@ -173,6 +174,7 @@ build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/
     echo "sweep_lat_sizes=${sweep_lat_sizes[*]}"
     echo "sweep_tcp_max_write=$sweep_tcp_max_write"
     echo "qp_counts=${qp_counts[*]}"
+    echo "qps_rounds=$qps_rounds"
     echo "syscall_counter=${syscall_counter:-none}"
     echo "syscall_runs=${syscall_runs[*]}"
     echo "syscall_iperf3_blocks=${syscall_iperf3_blocks[*]}"
