@@ -30,6 +30,13 @@ struct SchedAttr {
 };
 static_assert(sizeof(SchedAttr) == 48);
 
+// The CPUs this process may run on; 0 when it cannot tell.
+int usable_cpus() {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    return ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
+}
+
 } // namespace
 
 PollLoop::PollLoop(boost::asio::io_context& io, Engine& engine, PollCounters& counters,
@@ -99,6 +106,13 @@ void PollLoop::leave_kickers_cpu() {
 }
 
 bool PollLoop::claim_cpu(spdlog::logger& log, Scheduling scheduling) {
+    // On one CPU a real-time NIC has nowhere to go from its app's kick (leave_kickers_cpu): it
+    // would preempt the app at every post and send one WR per wakeup.
+    if (scheduling == Scheduling::Auto && usable_cpus() == 1) {
+        log.info("one CPU to run on: scheduling normal (a real-time NIC would preempt its app "
+                 "at every post), apps' polls yield the CPU now and then");
+        scheduling = Scheduling::Normal;
+    }
     if (scheduling != Scheduling::Normal) {
         // The lowest real-time priority: above every app, below the kernel's own threads.
         // It is bounded: the loop sleeps when it has no work, and polls at most --poll-us.

@@ -28,9 +28,10 @@ class PollLoop {
     void run();
     // The NIC's share of the CPU: a short scheduling slice, so that when a packet or a kick
     // wakes it, it preempts a busy-polling app at once instead of waiting for the app's slice
-    // to end; and a higher weight where the NIC may raise it (root). With `realtime`, SCHED_FIFO
-    // instead where it may (root, or RLIMIT_RTPRIO): a wakeup always preempts an app, as a
-    // NIC's own processor never waits for one. True when the NIC runs real-time.
+    // to end; and a higher weight where the NIC may raise it (root). Unless `scheduling` says
+    // normal, SCHED_FIFO instead where it may (root, or RLIMIT_RTPRIO; auto: and it has more
+    // than one CPU): a wakeup always preempts an app, as a NIC's own processor never waits for
+    // one. True when the NIC runs real-time.
     static bool claim_cpu(spdlog::logger& log, Scheduling scheduling);
 
   private:

@@ -122,8 +122,9 @@ std::vector<OptionDef> options(Config& c) {
              return "";
          }},
         {"--scheduling", "auto|normal|realtime",
-         "the NIC's share of the CPU: real-time priority where allowed (auto, the default), a "
-         "short slice and nice -10 (normal), or real-time priority and a warning if refused",
+         "the NIC's share of the CPU: real-time priority where allowed and on more than one CPU "
+         "(auto, the default), a short slice and nice -10 (normal), or real-time priority and a "
+         "warning if refused",
          [&c](const std::string& v) -> std::string {
              if (v == "auto") c.scheduling = Scheduling::Auto;
              else if (v == "normal") c.scheduling = Scheduling::Normal;

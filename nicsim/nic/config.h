@@ -38,7 +38,8 @@ struct Config {
     static uint64_t default_poll_us(bool realtime);
     // --scheduling: with real-time priority (SCHED_FIFO) a packet or a kick preempts a
     // busy-polling app at once, and the apps' polls stop yielding the CPU (poll_loop.h). Auto
-    // takes it where the NIC may (root, or RLIMIT_RTPRIO) and says so quietly where it may not.
+    // takes it where the NIC may (root, or RLIMIT_RTPRIO) and has more than one CPU, and says
+    // so quietly where not.
     Scheduling scheduling = Scheduling::Auto;
     uint16_t udp_port =
         4791;           // RoCE v2's; another where Linux Soft-RoCE holds 4791 on all addresses

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # scheduling: which share of the CPU the NICs take (rdmaemu up --scheduling). By default (auto)
 # a NIC runs at real-time priority where it may, and where it may not it runs normal and says so
-# in its log without a warning: that is how most users run. Asked for real-time and refused, it
-# warns. Status says which each host got. The root-less runs drop CAP_SYS_NICE with setpriv, as a
-# user's daemons run (RLIMIT_RTPRIO 0).
+# in its log without a warning: that is how most users run. Nor on one CPU, where a real-time NIC
+# would preempt its app at every post. Asked for real-time and refused, it warns. Status says
+# which each host got. The root-less runs drop CAP_SYS_NICE with setpriv, as a user's daemons
+# run (RLIMIT_RTPRIO 0).
 #
 # usage: scheduling.sh RDMAEMU
 set -euo pipefail
@@ -45,6 +46,17 @@ emu_up 2 --scheduling realtime
 log1 | grep -q " W no real-time priority (Operation not permitted" ||
     fail "host 1's log does not warn: $(log1 | grep -i "priority\|scheduling")"
 ok "real-time asked for and refused: warned"
+"$RDMAEMU" down >/dev/null
+
+cpu=$(taskset -cp $$ | sed 's/.*: *//; s/[,-].*//') # the first CPU this test may use
+EMU_UP_PREFIX=(taskset -c "$cpu")
+step "the default on one CPU: normal, and the log says why"
+emu_up 2
+log1 | grep -q " I one CPU to run on: scheduling normal" ||
+    fail "host 1's log does not say why it runs normal: $(log1 | grep -i "priority\|scheduling")"
+[[ $(emu_host 1 scheduling) == "normal, real-time refused" ]] ||
+    fail "status --json: $(emu_host 1 scheduling)"
+ok "normal on one CPU, said at info level"
 "$RDMAEMU" down >/dev/null
 
 EMU_UP_PREFIX=()

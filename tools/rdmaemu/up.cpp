@@ -93,7 +93,8 @@ constexpr OptionSpec kOptions[] = {
      "the NICs' share of the CPU: realtime (SCHED_FIFO: a NIC preempts a polling app at once, "
      "and the apps' polls make no syscall; root or an RLIMIT_RTPRIO allows it), normal (a short "
      "slice, nice -10 where allowed; on 1 or 2 CPUs the apps' polls yield the CPU now and then), "
-     "or auto (the default: realtime where allowed, else normal)",
+     "or auto (the default: realtime where allowed and the NICs have more than one CPU, else "
+     "normal)",
      kSchedulingPolicies, true},
     to_daemon("cm-response-timeout", "T",
               "rdma_cm: how long a peer's CM may take to answer, 4.096 us * 2^T (0..31; default "
