@@ -92,7 +92,7 @@ void PollLoop::yield(uint64_t before_us) {
 void PollLoop::leave_kickers_cpu() {
     const int cpu = ::sched_getcpu();
     if (cpu < 0 || cpu >= CPU_SETSIZE || !engine_.kicked_from(cpu)) return;
-    // The CPUs it was started on, less this one: the CPU it left before is allowed again.
+    // The CPUs it was started on, less this one: the call moves it before it returns.
     cpu_set_t others = allowed_cpus_;
     CPU_CLR(cpu, &others);
     if (CPU_COUNT(&others) == 0) return;
@@ -101,6 +101,12 @@ void PollLoop::leave_kickers_cpu() {
                    std::strerror(errno));
         return;
     }
+    // Then every CPU again: a woken real-time task stays on its last CPU unless a real-time one
+    // runs there, so it stays moved, and the kernel may still spread the NICs. Kept narrowed,
+    // on 2 CPUs both NICs ended up held on one, where they took turns: ib_write_bw -q 100
+    // moved 757-1109 MiB/s instead of 2486-2693 (bench/README.md, 2026-12-06 14:39).
+    if (::sched_setaffinity(0, sizeof allowed_cpus_, &allowed_cpus_) != 0)
+        log_.debug("cannot allow its other CPUs again: {}", std::strerror(errno));
     ++counters_.cpu_moves;
     log_.info("woken by a kick from an app on CPU {}: moved off it", cpu);
 }

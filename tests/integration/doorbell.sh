@@ -117,6 +117,11 @@ else
     ((moves >= 1)) || fail "host 2's NIC stayed on its app's CPU (cpu_moves 0)"
     ((datagrams <= 5000)) ||
         fail "host 2's NIC sent about a datagram per SEND ($datagrams for 20000): woken per post"
+    # Moved, not held: every CPU it was started on is allowed again, so that two NICs that
+    # left their apps' CPUs are not held on one.
+    cpus_now=$(taskset -cp "$(emu_host 2 daemon_pid)" | sed 's/.*: *//')
+    [[ $cpus_now == "$(taskset -cp $$ | sed 's/.*: *//')" ]] ||
+        fail "host 2's NIC stays held on CPUs $cpus_now after its move"
     ok "a real-time NIC left its app's CPU ($moves moves): $datagrams datagrams for 20000 SENDs"
 fi
 "$RDMAEMU" down >/dev/null
