@@ -96,18 +96,17 @@ def qps(work, meta):
     """[(qps, messages, tx depth, median MiB/s, median client seconds, [MiB/s of each round])].
     A work directory from before the rounds holds qps.Q.cli: one round."""
     rounds = (ints(meta, "qps_rounds") or [0])[0]
-    names = [f"{{}}.{r}" for r in range(1, rounds + 1)] or ["{}"]
     out = []
     for q in ints(meta, "qp_counts"):
-        texts = [read(work / f"{n.format(f'qps.{q}')}.cli") for n in names]
+        stems = [f"qps.{q}.{r}" for r in range(1, rounds + 1)] or [f"qps.{q}"]
+        texts = [read(work / f"{stem}.cli") for stem in stems]
         cols = [parse_perftest(t) for t in texts]
         iters = next((perftest_col(c, "#iterations") for c in cols
                       if perftest_col(c, "#iterations")), None)
         depth = next((perftest_header(t, "TX depth") for t in texts
                       if perftest_header(t, "TX depth")), None)
         bws = [perftest_bw(c) for c in cols]
-        secs = [to_float((read(work / f"{n.format(f'qps.{q}')}.secs") or "").strip())
-                for n in names]
+        secs = [to_float((read(work / f"{stem}.secs") or "").strip()) for stem in stems]
         out.append((q, int(iters) if iters else None, depth, median(bws), median(secs), bws))
     return out
 

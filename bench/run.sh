@@ -119,7 +119,7 @@ fi
 sweep_bw_sizes=(2 8 32 128 512 2048 8192 32768 131072 524288 2097152 8388608)
 sweep_lat_sizes=(2 8 32 128 512 2048 8192 32768)
 sweep_lat_iters=1000 sweep_tcp_secs=1 sweep_tcp_max_write=1048576
-# Three rounds: one run of each count moves by 2x between runs (bench/README.md, 2026-12-06 15:00).
+# Three rounds: one run of each count moves by 2x between runs (bench/README.md, 2026-12-06 14:39).
 qp_counts=(1 10 100 1000) qps_messages=5000 qps_rounds=3
 # The second run long: a run's kicks of a sleeping NIC come in episodes (38-467 doorbell writes in
 # ib_send_lat -n 2000 and -n 10000 alike), which 8000 messages more did not average out.

@@ -126,14 +126,9 @@ std::vector<OptionDef> options(Config& c) {
          "(auto, the default), a short slice and nice -10 (normal), or real-time priority and a "
          "warning if refused",
          [&c](const std::string& v) -> std::string {
-             if (v == "auto")
-                 c.scheduling = Scheduling::Auto;
-             else if (v == "normal")
-                 c.scheduling = Scheduling::Normal;
-             else if (v == "realtime")
-                 c.scheduling = Scheduling::Realtime;
-             else
-                 return "wants auto, normal or realtime, not " + v;
+             auto scheduling = parse_scheduling(v);
+             if (!scheduling) return "wants auto, normal or realtime, not " + v;
+             c.scheduling = *scheduling;
              return "";
          }},
         {"--pcap", "FILE", "capture every packet sent and received", text(c.pcap_file)},

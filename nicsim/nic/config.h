@@ -12,12 +12,20 @@
 #include <netinet/in.h>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <vector>
 
 namespace nicsim {
 
 enum class Scheduling { Auto, Normal, Realtime };
+
+constexpr std::optional<Scheduling> parse_scheduling(std::string_view s) {
+    if (s == "auto") return Scheduling::Auto;
+    if (s == "normal") return Scheduling::Normal;
+    if (s == "realtime") return Scheduling::Realtime;
+    return std::nullopt;
+}
 
 struct Config {
     std::string device_name = "emu0";

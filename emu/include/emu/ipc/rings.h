@@ -95,10 +95,10 @@ static_assert(sizeof(Cqe) == 80);
 // watches the bits; before it sleeps it sets `nic_sleeping` and looks once more, and an app that
 // then sees `nic_sleeping` after setting its bit kicks the session's eventfd (both seq_cst: one
 // of them sees the other). An awake NIC costs the app no syscall. `nic_realtime`: the NIC runs at
-// real-time priority (nicsimd --scheduling realtime), so a wakeup preempts a polling app at once
-// and the app's poll need not give the CPU up for it. `kicker_cpu`: the CPU an app kicked from,
-// written before the kick when the NIC is real-time: woken on that CPU, the NIC moves off it
-// (poll_loop.h) rather than preempt the app at every post.
+// real-time priority (nicsimd --scheduling: by default where it may), so a wakeup preempts a
+// polling app at once and the app's poll need not give the CPU up for it. `kicker_cpu`: the CPU an
+// app kicked from, written before the kick when the NIC is real-time: woken on that CPU, the NIC
+// moves off it (poll_loop.h) rather than preempt the app at every post.
 inline constexpr size_t kDoorbellPageSize = 4096;
 inline constexpr uint32_t kDoorbellWords = (kDoorbellPageSize - 64) / 8;
 inline constexpr uint32_t kDoorbellSlots = kDoorbellWords * 64;
