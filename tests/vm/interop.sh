@@ -229,12 +229,8 @@ check_interop_ud_srq() {
 # (the reason in PAIR_WHY).
 iop_perftest() {
     local label=$1 side=$2 prog=$3 try; shift 3
-    # perftest asks for max_rd_atomic = the peer's outstanding reads: rxe offers 128, our device
-    # (like mlx5) takes at most 16, so both sides are told 16.
-    local o=()
-    [[ $prog == ib_read_* || $prog == ib_atomic_* ]] && o=(-o 16)
     for try in 1 2 3; do
-        iop_pair "$label.$try" "$side" 120 -- "$prog" "${o[@]}" "$@"
+        iop_pair "$label.$try" "$side" 120 -- "$prog" "$@"
         [ "$PAIR_SRV_RC" -eq 0 ] && [ "$PAIR_CLI_RC" -eq 0 ] && break
         grep -qE "Correlation coefficient|Can't produce a report" "$work/$label.$try.server" "$work/$label.$try.client" || break
     done
