@@ -21,8 +21,8 @@ uint8_t* TxBurst::next_slot() {
     return packets_.size() < kSlots ? slot(packets_.size()) : nullptr;
 }
 
-void TxBurst::commit(const emu::wire::IpAddress& dst_addr, size_t len, bool alone) {
-    packets_.push_back({dst_addr, static_cast<uint32_t>(len), alone});
+void TxBurst::commit(const emu::wire::IpAddress& dst_addr, size_t len, bool alone, uint8_t tos) {
+    packets_.push_back({dst_addr, static_cast<uint32_t>(len), alone, tos});
 }
 
 void TxBurst::groups(bool gso, std::vector<Group>& out) const {
@@ -37,14 +37,38 @@ void TxBurst::groups(bool gso, std::vector<Group>& out) const {
             bool starts_run = i + 1 < packets_.size() && packets_[i + 1].dst == p.dst &&
                               packets_[i + 1].len == p.len;
             bool size_fits = p.len == g.segment || (p.len < g.segment && !starts_run);
-            bool fits = p.dst == g.dst && last.len == g.segment && size_fits &&
+            bool fits = p.dst == g.dst && p.tos == g.tos && last.len == g.segment && size_fits &&
                         g.count < kMaxSegments && (g.count + 1) * g.segment <= kMaxGsoBytes;
             if (fits) {
                 ++g.count;
                 continue;
             }
         }
-        out.push_back({i, 1, p.dst, static_cast<uint16_t>(p.len)});
+        out.push_back({i, 1, p.dst, static_cast<uint16_t>(p.len), p.tos});
+    }
+}
+
+void TxBurst::set_control(msghdr& h, Message& m, uint16_t segment, uint8_t tos, bool ipv6) {
+    h.msg_control = nullptr;
+    h.msg_controllen = 0;
+    if (!segment && !tos) return;
+    h.msg_control = m.control;
+    h.msg_controllen =
+        (segment ? CMSG_SPACE(sizeof(uint16_t)) : 0) + (tos ? CMSG_SPACE(sizeof(int)) : 0);
+    cmsghdr* c = CMSG_FIRSTHDR(&h);
+    if (segment) {
+        c->cmsg_level = SOL_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+        std::memcpy(CMSG_DATA(c), &segment, sizeof segment);
+        c = CMSG_NXTHDR(&h, c);
+    }
+    if (tos) {
+        const int value = tos;
+        c->cmsg_level = ipv6 ? IPPROTO_IPV6 : IPPROTO_IP;
+        c->cmsg_type = ipv6 ? IPV6_TCLASS : IP_TOS;
+        c->cmsg_len = CMSG_LEN(sizeof value);
+        std::memcpy(CMSG_DATA(c), &value, sizeof value);
     }
 }
 
@@ -66,15 +90,7 @@ size_t TxBurst::send(int fd, uint16_t port, bool gso, size_t* datagrams, bool* g
         h.msg_namelen = name_len;
         h.msg_iov = &iov[g.first];
         h.msg_iovlen = g.count;
-        if (g.count > 1) {
-            h.msg_control = meta[m].control;
-            h.msg_controllen = sizeof meta[m].control;
-            cmsghdr* c = CMSG_FIRSTHDR(&h);
-            c->cmsg_level = SOL_UDP;
-            c->cmsg_type = UDP_SEGMENT;
-            c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-            std::memcpy(CMSG_DATA(c), &g.segment, sizeof(uint16_t));
-        }
+        set_control(h, meta[m], g.count > 1 ? g.segment : 0, g.tos, g.dst.family() == AF_INET6);
     }
     size_t sent = 0;
     size_t m = 0;
@@ -100,8 +116,7 @@ size_t TxBurst::send(int fd, uint16_t port, bool gso, size_t* datagrams, bool* g
             msghdr h = msgs_[m].msg_hdr;
             h.msg_iov = &iov[g.first + k];
             h.msg_iovlen = 1;
-            h.msg_control = nullptr;
-            h.msg_controllen = 0;
+            set_control(h, meta[m], 0, g.tos, g.dst.family() == AF_INET6);
             if (::sendmsg(fd, &h, MSG_DONTWAIT) >= 0) {
                 ++sent;
                 ++*datagrams;

@@ -35,19 +35,24 @@ class TxBurst {
     // (inet_gso_segment numbers the segments of a non-fixed-ID datagram), which the ICRC covers
     // and which we computed as 0: Linux Soft-RoCE's tunnel socket, without UDP_GRO, segments
     // what arrives (udp_queue_rcv_skb), and dropped every packet after a message's first.
-    void commit(const emu::wire::IpAddress& dst_addr, size_t len, bool alone = false);
+    // `tos`: the IPv4 TOS or IPv6 traffic class (the GRH's traffic class); a datagram has one,
+    // so only packets with the same one share it.
+    void commit(const emu::wire::IpAddress& dst_addr, size_t len, bool alone = false,
+                uint8_t tos = 0);
     bool empty() const { return packets_.empty(); }
     size_t size() const { return packets_.size(); }
     const uint8_t* packet(size_t i) const { return slot(i); }
     size_t length(size_t i) const { return packets_[i].len; }
     const emu::wire::IpAddress& destination(size_t i) const { return packets_[i].dst; }
 
-    // Consecutive packets sent as one datagram: to one address, all of one size except that the
-    // last may be shorter, within the kernel's limits. `segment` is that size (the GSO size).
+    // Consecutive packets sent as one datagram: to one address with one TOS, all of one size
+    // except that the last may be shorter, within the kernel's limits. `segment` is that size
+    // (the GSO size).
     struct Group {
         size_t first = 0, count = 0;
         emu::wire::IpAddress dst;
         uint16_t segment = 0;
+        uint8_t tos = 0;
     };
     // The burst cut into groups (without GSO: one packet each), into `out`.
     void groups(bool gso, std::vector<Group>& out) const;
@@ -63,11 +68,15 @@ class TxBurst {
         emu::wire::IpAddress dst;
         uint32_t len;
         bool alone;
+        uint8_t tos;
     };
-    struct Message { // one datagram's address and GSO size
+    struct Message { // one datagram's address, GSO size and TOS
         sockaddr_storage dst;
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint16_t))];
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint16_t)) + CMSG_SPACE(sizeof(int))];
     };
+    // Points `h` at `m`'s control messages: the GSO size when `segment` is not 0, the TOS when
+    // `tos` is not 0 (IPv6's traffic class when `ipv6`); none when both are 0.
+    static void set_control(msghdr& h, Message& m, uint16_t segment, uint8_t tos, bool ipv6);
     uint8_t* slot(size_t i) { return storage_.data() + i * kSlotSize; }
     const uint8_t* slot(size_t i) const { return storage_.data() + i * kSlotSize; }
 

@@ -426,15 +426,15 @@ void UdpLink::flush() {
 }
 
 // Queues one packet with the burst; the burst goes when this turn of the event loop ends.
-void UdpLink::queue(const IpEndpoint& dst, const uint8_t* data, size_t len) {
+void UdpLink::queue(const IpEndpoint& dst, const uint8_t* data, size_t len, uint8_t tos) {
     uint8_t* slot = packet_buffer();
     if (slot != data) std::memcpy(slot, data, len);
     // Only the set's hosts take a GSO datagram whole (UDP_GRO); any other peer gets each packet
     // as its own datagram, with IP ID 0 as its ICRC says (tx_burst.h).
-    burst_.commit(dst.addr, len, !in_set(dst.addr));
+    burst_.commit(dst.addr, len, !in_set(dst.addr), tos);
     ++counters_.tx_packets;
     counters_.tx_bytes += len;
-    if (pcap_.is_open()) capture(self(), dst, data, len);
+    if (pcap_.is_open()) capture(self(), dst, data, len, nullptr, {}, IpFields{tos});
     end_turn_later();
 }
 
@@ -468,10 +468,7 @@ void UdpLink::send(const emu::wire::IpAddress& dst_addr, uint8_t* packet, size_t
     // The TOS byte (traffic class) is masked: it does not change the ICRC.
     emu::wire::finish_icrc(emu::wire::IpFlow{local_, dst_addr, port_, port_}, packet, len);
     if (faulty_) return send_faulty(dst, packet, len, false, tos);
-    if (!tos) return queue(dst, packet, len);
-    // The burst's datagrams share the socket's TOS (0): this packet goes on its own.
-    std::vector<uint8_t> copy(packet, packet + len); // `packet` may be a slot of the burst
-    write(dst, copy.data(), copy.size(), true, {}, tos);
+    queue(dst, packet, len, tos);
 }
 
 void UdpLink::send_multicast(const uint8_t* mgid, uint8_t* packet, size_t len, uint8_t tos) {

@@ -141,7 +141,7 @@ class UdpLink {
     // the burst goes out, the capture to its file.
     void end_turn_later();
     void deliver_looped();
-    void queue(const IpEndpoint& dst, const uint8_t* data, size_t len);
+    void queue(const IpEndpoint& dst, const uint8_t* data, size_t len, uint8_t tos);
     // `mcast_copy`: a multicast copy with its trailer (not captured; corruption spares the
     // trailer).
     void send_faulty(const IpEndpoint& dst, uint8_t* packet, size_t len, bool mcast_copy = false,

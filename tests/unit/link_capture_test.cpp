@@ -297,7 +297,7 @@ TEST_CASE("link capture: an IPv6 host's packets leave and arrive as IPv6, the IC
     Rig rig(FaultConfig{}, kLoopback6);
     const auto a = Rig::packet(40), b = Rig::packet(41);
     rig.send(a);
-    rig.send(b, 0x28); // a traffic class: the packet goes on its own, with IPV6_TCLASS
+    rig.send(b, 0x28); // a traffic class: its datagram carries it (IPV6_TCLASS)
     rig.run_until_delivered(2);
     REQUIRE(rig.delivered.size() == 2);
     CHECK(rig.delivered[0] == rig.on_the_wire(a));
