@@ -115,6 +115,7 @@ pair() {
         >"$WORK/$label.client" 2>&1 || crc=$?
     wait "$spid" || src=$?
     if ((crc != 0 || src != 0)); then
+        [[ -n ${PAIR_SOFT:-} ]] && return 1
         tail -n 20 "$WORK/$label.server" "$WORK/$label.client" >&2
         fail "$label: $* (server in ${NS[$s]}, client in ${NS[$c]}): server exited $src, client $crc"
     fi
@@ -197,20 +198,40 @@ done
 # server's last SEND can never be repaired: the client's QP is gone when the server sends it
 # again, and the server ends in RETRY_EXC_ERR (on a lossy RoCE network too). So its client's NIC
 # does not drop; ib_send_bw, whose two sides meet over TCP only after every completion, runs with
-# both NICs dropping.
+# both NICs dropping. The same holds the other way, less often: the server exits once its last
+# SEND is acknowledged, and when its NIC dropped the ACK of the client's last SEND, the client
+# resends to a QP that is gone (seen once in a fresh clone, 2026-12-06). That one case, the server
+# done and the client out of retries, is run again with the next seed.
 step "a lossy wire: --drop 0.01 on the pingpong server's NIC, then on both"
 drops=0
+seed=3
 lossy_up() {
     down 0
     down 1
-    up 0 ${1:+--drop 0.01 --seed 3}
-    up 1 ${2:+--drop 0.01 --seed 4}
+    up 0 ${1:+--drop 0.01 --seed $seed}
+    up 1 ${2:+--drop 0.01 --seed $((seed + 1))}
 }
 lossy_drops() { drops=$((drops + $(counter 0 fault_drops) + $(counter 1 fault_drops))); }
+# last_ack_lost LABEL: the server finished every iteration and the client ran out of retries.
+last_ack_lost() {
+    grep -qE '^[0-9]+ iters in' "$WORK/$1.server" &&
+        grep -q 'transport retry counter exceeded' "$WORK/$1.client"
+}
 CHECK=iters_line
 for s in 0 1; do
     if ((s == 0)); then lossy_up yes ""; else lossy_up "" yes; fi
-    pair "lossy.$s" "$s" 60 ibv_rc_pingpong -g 0 -n 200 -s 65536 --chk
+    if ! PAIR_SOFT=1 pair "lossy.$s" "$s" 60 ibv_rc_pingpong -g 0 -n 200 -s 65536 --chk; then
+        last_ack_lost "lossy.$s" || {
+            tail -n 20 "$WORK/lossy.$s.server" "$WORK/lossy.$s.client" >&2
+            fail "lossy.$s: ibv_rc_pingpong -g 0 -n 200 -s 65536 --chk failed"
+        }
+        echo "note: lossy.$s: the ACK of the client's last SEND was dropped after the server" \
+            "had finished (ibv_rc_pingpong's own race); again with the next seed"
+        lossy_drops
+        seed=$((seed + 10))
+        if ((s == 0)); then lossy_up yes ""; else lossy_up "" yes; fi
+        pair "lossy.$s" "$s" 60 ibv_rc_pingpong -g 0 -n 200 -s 65536 --chk
+    fi
     "$CHECK" "lossy.$s" "ibv_rc_pingpong -g 0 -n 200 -s 65536 --chk"
     lossy_drops
     ok "server ${ADDR[$s]} (dropping), client ${ADDR[$((1 - s))]}: ibv_rc_pingpong -g 0 -n 200 -s 65536 --chk"
