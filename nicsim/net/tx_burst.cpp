@@ -53,8 +53,7 @@ void TxBurst::set_control(msghdr& h, Message& m, uint16_t segment, uint8_t tos, 
     h.msg_controllen = 0;
     if (!segment && !tos) return;
     h.msg_control = m.control;
-    h.msg_controllen =
-        (segment ? CMSG_SPACE(sizeof(uint16_t)) : 0) + (tos ? CMSG_SPACE(sizeof(int)) : 0);
+    h.msg_controllen = (segment ? CMSG_SPACE(sizeof(uint16_t)) : 0) + (tos ? kTosControlSpace : 0);
     cmsghdr* c = CMSG_FIRSTHDR(&h);
     if (segment) {
         c->cmsg_level = SOL_UDP;
@@ -63,13 +62,7 @@ void TxBurst::set_control(msghdr& h, Message& m, uint16_t segment, uint8_t tos, 
         std::memcpy(CMSG_DATA(c), &segment, sizeof segment);
         c = CMSG_NXTHDR(&h, c);
     }
-    if (tos) {
-        const int value = tos;
-        c->cmsg_level = ipv6 ? IPPROTO_IPV6 : IPPROTO_IP;
-        c->cmsg_type = ipv6 ? IPV6_TCLASS : IP_TOS;
-        c->cmsg_len = CMSG_LEN(sizeof value);
-        std::memcpy(CMSG_DATA(c), &value, sizeof value);
-    }
+    if (tos) put_tos_control(c, tos, ipv6);
 }
 
 size_t TxBurst::send(int fd, uint16_t port, bool gso, size_t* datagrams, bool* gso_failed) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "emu/wire/ip_address.h"
+#include "tos_control.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -72,7 +73,7 @@ class TxBurst {
     };
     struct Message { // one datagram's address, GSO size and TOS
         sockaddr_storage dst;
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint16_t)) + CMSG_SPACE(sizeof(int))];
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint16_t)) + kTosControlSpace];
     };
     // Points `h` at `m`'s control messages: the GSO size when `segment` is not 0, the TOS when
     // `tos` is not 0 (IPv6's traffic class when `ipv6`); none when both are 0.

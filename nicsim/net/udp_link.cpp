@@ -1,5 +1,7 @@
 #include "udp_link.h"
 
+#include "tos_control.h"
+
 #include "emu/wire/icrc.h"
 #include "emu/wire/icrc_ipv4_id.h"
 #include "emu/wire/multicast.h"
@@ -366,16 +368,11 @@ void UdpLink::write(const IpEndpoint& dst, const uint8_t* data, size_t len, bool
     m.msg_namelen = emu::wire::to_sockaddr(dst, name);
     m.msg_iov = &iov;
     m.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    alignas(cmsghdr) char control[kTosControlSpace] = {};
     if (tos) { // this packet's TOS byte (traffic class), the socket's (0) for the others
         m.msg_control = control;
         m.msg_controllen = sizeof control;
-        cmsghdr* c = CMSG_FIRSTHDR(&m);
-        c->cmsg_level = ipv6_ ? IPPROTO_IPV6 : IPPROTO_IP;
-        c->cmsg_type = ipv6_ ? IPV6_TCLASS : IP_TOS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        int value = tos;
-        std::memcpy(CMSG_DATA(c), &value, sizeof value);
+        put_tos_control(CMSG_FIRSTHDR(&m), tos, ipv6_);
     }
     ssize_t sent = ::sendmsg(sock_.native_handle(), &m, MSG_DONTWAIT);
     if (sent < 0) {
