@@ -39,8 +39,10 @@ std::string caps_beyond_device(const ibv_qp_cap& cap, bool has_srq) {
     return "";
 }
 
-// One memfd with the SQ ring and, without an SRQ, the RQ ring after it. The rings are sized
-// to powers of two; the caps report what they hold. A send WQE's room for SGEs holds inline
+// One memfd with the SQ ring and, without an SRQ, the RQ ring right after it, on the next cache
+// line rather than the next page (as mlx5's one WQ buffer): a small SQ's and the RQ's headers
+// share a page, the one page of an idle QP's rings the NIC touches. The rings are sized to
+// powers of two; the caps report what they hold. A send WQE's room for SGEs holds inline
 // data as well, so max_inline_data is at least that room (rxe's rxe_qp_init_req, mlx5's WQE
 // size: rdma_xclient posts 16 bytes inline on a QP that asked for none and one SGE).
 int make_qp_rings(Qp& qp, std::vector<UniqueFd>& fds) {
@@ -48,10 +50,10 @@ int make_qp_rings(Qp& qp, std::vector<UniqueFd>& fds) {
     ibv_qp_cap& cap = qp.cap;
     uint32_t sq_entries = round_up_pow2(cap.max_send_wr ? cap.max_send_wr : 1);
     uint32_t sq_size = send_wqe_size(cap.max_send_sge, cap.max_inline_data);
-    size_t sq_bytes = ring_bytes(sq_entries, sq_size);
+    size_t rq_offset = ring_span(sq_entries, sq_size);
     uint32_t rq_entries = has_rq(qp) ? round_up_pow2(cap.max_recv_wr ? cap.max_recv_wr : 1) : 0;
     uint32_t rq_size = recv_wqe_size(cap.max_recv_sge);
-    size_t total = sq_bytes + (rq_entries ? ring_bytes(rq_entries, rq_size) : 0);
+    size_t total = pages_for(rq_offset + (rq_entries ? ring_span(rq_entries, rq_size) : 0));
     UniqueFd fd;
     if (int err = SharedMemory::create("rdmaemu-qp", total, qp.memory, fd)) return err;
     char* base = static_cast<char*>(qp.memory.data());
@@ -61,7 +63,7 @@ int make_qp_rings(Qp& qp, std::vector<UniqueFd>& fds) {
         std::min<uint32_t>(limits::kMaxInlineData,
                            std::max<uint32_t>(cap.max_inline_data, cap.max_send_sge * sizeof(Sge)));
     if (rq_entries) {
-        qp.rq = place_ring(base + sq_bytes, rq_entries, rq_size);
+        qp.rq = place_ring(base + rq_offset, rq_entries, rq_size);
         cap.max_recv_wr = rq_entries;
     }
     fds.push_back(std::move(fd));

@@ -128,8 +128,17 @@ constexpr uint32_t recv_wqe_size(uint32_t max_sge) {
     return (sizeof(RecvWqe) + max_sge * sizeof(Sge) + 15) / 16 * 16;
 }
 
+// A ring's header and slots, unrounded; rounded up to the line its header starts on.
+constexpr size_t ring_span(uint32_t entries, uint32_t entry_size) {
+    return (kRingDataOffset + size_t(entries) * entry_size + 63) / 64 * 64;
+}
+
+constexpr size_t pages_for(size_t bytes) {
+    return (bytes + 4095) / 4096 * 4096;
+}
+
 constexpr size_t ring_bytes(uint32_t entries, uint32_t entry_size) {
-    return (kRingDataOffset + size_t(entries) * entry_size + 4095) / 4096 * 4096;
+    return pages_for(ring_span(entries, entry_size));
 }
 
 // Each side keeps the geometry it was told at creation: the header's copy is the app's to
