@@ -128,7 +128,7 @@ constexpr uint32_t recv_wqe_size(uint32_t max_sge) {
     return (sizeof(RecvWqe) + max_sge * sizeof(Sge) + 15) / 16 * 16;
 }
 
-// A ring's header and slots, unrounded; rounded up to the line its header starts on.
+// A ring's header and slots, up to a whole cache line: where a ring placed after it may start.
 constexpr size_t ring_span(uint32_t entries, uint32_t entry_size) {
     return (kRingDataOffset + size_t(entries) * entry_size + 63) / 64 * 64;
 }
