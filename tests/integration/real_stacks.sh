@@ -152,10 +152,6 @@ fi_pp() {
 # before the listener and is rejected, as the kernel's CM rejects it (invalid service ID; the
 # log shows "nobody listens" just before "listening"). Such a run is tried again, at most twice,
 # and only when host 1 counted that REQ (cm req_no_listener).
-# On the lossy wire qperf gets -to 20: a lost RTU is repaired only when the server's REP goes
-# again, after the REQ's CM response timeout (4.1 s, rdma_cm's CMA_CM_RESPONSE_TIMEOUT 20, IBA
-# 12.7.34), and all that while the client waits for the server's node information over TCP for
-# qperf's default 5 s (failed once in CI: "failed to receive node information: timed out").
 cm_req_no_listener() {
     emu_status >/dev/null
     emu_json "host($1)['cm']['cm_req_no_listener']"
@@ -174,16 +170,21 @@ qperf_cm() {
     fail "qperf -cm1 failed"
 }
 
+# qperf_cm_once [lossy]
+# On the lossy wire qperf gets -to 20: a lost RTU is repaired only when the server's REP goes
+# again, after the REQ's CM response timeout (4.1 s, rdma_cm's CMA_CM_RESPONSE_TIMEOUT 20, IBA
+# 12.7.34), and all that while the client waits for the server's node information over TCP for
+# qperf's default 5 s (failed once in CI: "failed to receive node information: timed out").
 qperf_cm_once() {
-    local port tests=(rc_lat rc_bw rc_rdma_write_bw rc_rdma_read_lat) timeout=()
-    [[ ${1:-} == lossy ]] && timeout=(-to 20)
+    local port tests=(rc_lat rc_bw rc_rdma_write_bw rc_rdma_read_lat) qperf_timeout=()
+    [[ ${1:-} == lossy ]] && qperf_timeout=(-to 20)
     port=$(free_tcp_port)
     "$RDMAEMU" run --host 1 -- qperf -lp "$port" >"$EMU_WORK/qperf.server" 2>&1 &
     local spid=$!
     emu_bg_register "$spid"
     wait_tcp_listen "$port" 20 "$spid" || fail "qperf's server did not listen: $(cat "$EMU_WORK/qperf.server")"
     local rc=0
-    timeout 120 "$RDMAEMU" run --host 2 -- qperf -cm1 -lp "$port" -t 1 "${timeout[@]}" "$a1" "${tests[@]}" \
+    timeout 120 "$RDMAEMU" run --host 2 -- qperf -cm1 -lp "$port" -t 1 "${qperf_timeout[@]}" "$a1" "${tests[@]}" \
         >"$EMU_WORK/qperf.client" 2>&1 || rc=$?
     kill "$spid" 2>/dev/null || true
     wait "$spid" 2>/dev/null || true
